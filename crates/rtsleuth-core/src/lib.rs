@@ -1,1 +1,15 @@
+//! rtsleuth-core: reads Linux kernel traces and explains real-time latency.
+//!
+//! Data flows one way: [`input`] turns a path into bytes of a known format, [`read`] turns
+//! bytes into [`event::Event`]s, [`analyze`] consumes events one at a time with bounded state,
+//! and [`report`] renders the result as text, JSON or CSV. Nothing downstream knows which
+//! format the events came from.
 
+pub mod analyze;
+pub mod error;
+pub mod event;
+pub mod input;
+pub mod read;
+pub mod report;
+
+pub use error::{Error, Result};

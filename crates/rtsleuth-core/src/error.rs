@@ -1,0 +1,44 @@
+//! Errors name the input and, where one exists, the line or byte offset at fault: a user
+//! handed a bad file must know which file and where.
+
+use std::io;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{path}: {source}")]
+    Io { path: String, source: io::Error },
+
+    #[error("{path}: is a directory; give a trace file (e.g. {path}/trace)")]
+    IsDirectory { path: String },
+
+    #[error("{path}: empty input, there is no trace in it")]
+    Empty { path: String },
+
+    #[error("{path}: {compression} data is corrupt or truncated (at compressed byte {offset}): {source}")]
+    Decompress {
+        path: String,
+        compression: &'static str,
+        offset: u64,
+        source: io::Error,
+    },
+
+    #[error("{path}: this is {format}, which rtsleuth cannot read yet; {hint}")]
+    Unsupported {
+        path: String,
+        format: &'static str,
+        hint: &'static str,
+    },
+
+    #[error("{path}: not a trace rtsleuth knows: {why}")]
+    NotATrace { path: String, why: String },
+
+    #[error("{path}:{line}: line is longer than {limit} bytes (it starts at byte {offset}); this is not ftrace text")]
+    LineTooLong {
+        path: String,
+        line: u64,
+        offset: u64,
+        limit: usize,
+    },
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,181 @@
+//! Typed payloads of the events latency analysis reasons about.
+//!
+//! Readers fill these in; analyses match on them and never parse strings. Events not listed here
+//! are [`EventKind::Other`] and keep their raw payload on the [`super::Event`].
+
+use super::TaskState;
+
+/// The x86 `irq_vectors` events (`local_timer_entry`, `reschedule_entry`, …) name the vector in
+/// the event name; this is that name without the `_entry`/`_exit` suffix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IrqVector<'a> {
+    pub name: &'a str,
+    pub vector: Option<u32>,
+}
+
+/// The different ways user space and the kernel write free text into a trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MarkerKind {
+    /// `tracing_mark_write` (Android atrace, the trace-cmd plugin name for `print` from
+    /// `trace_marker`).
+    TracingMarkWrite,
+    /// `print` (`trace_marker` writes as the kernel prints them, and `trace_printk`).
+    Print,
+    Bputs,
+    Bprint,
+    /// The `console` event: a kernel log line.
+    Console,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum EventKind<'a> {
+    SchedSwitch {
+        prev_comm: &'a str,
+        prev_pid: i32,
+        prev_prio: i32,
+        prev_state: TaskState,
+        next_comm: &'a str,
+        next_pid: i32,
+        next_prio: i32,
+    },
+    /// `sched_waking`: the wake-up starts (it runs on the waker's CPU).
+    SchedWaking {
+        comm: &'a str,
+        pid: i32,
+        prio: i32,
+        target_cpu: Option<u32>,
+    },
+    /// `sched_wakeup`: the task is on a run queue.
+    SchedWakeup {
+        comm: &'a str,
+        pid: i32,
+        prio: i32,
+        target_cpu: Option<u32>,
+    },
+    SchedWakeupNew {
+        comm: &'a str,
+        pid: i32,
+        prio: i32,
+        target_cpu: Option<u32>,
+    },
+    SchedMigrateTask {
+        comm: &'a str,
+        pid: i32,
+        prio: i32,
+        orig_cpu: u32,
+        dest_cpu: u32,
+    },
+    SchedProcessFork {
+        parent_comm: &'a str,
+        parent_pid: i32,
+        child_comm: &'a str,
+        child_pid: i32,
+    },
+    SchedProcessExit {
+        comm: &'a str,
+        pid: i32,
+        prio: i32,
+    },
+    IrqHandlerEntry {
+        irq: u32,
+        name: &'a str,
+    },
+    IrqHandlerExit {
+        irq: u32,
+        handled: bool,
+    },
+    SoftirqRaise {
+        vec: u32,
+        action: &'a str,
+    },
+    SoftirqEntry {
+        vec: u32,
+        action: &'a str,
+    },
+    SoftirqExit {
+        vec: u32,
+        action: &'a str,
+    },
+    /// `hrtimer_start`; `expires` is in the timer's clock base, not necessarily the trace clock.
+    HrtimerStart {
+        hrtimer: u64,
+        function: &'a str,
+        expires: u64,
+        softexpires: u64,
+    },
+    /// `hrtimer_expire_entry`; `now` is the clock-base time the callback ran at.
+    HrtimerExpireEntry {
+        hrtimer: u64,
+        now: u64,
+        function: &'a str,
+    },
+    HrtimerExpireExit {
+        hrtimer: u64,
+    },
+    HrtimerCancel {
+        hrtimer: u64,
+    },
+    IrqVectorEntry(IrqVector<'a>),
+    IrqVectorExit(IrqVector<'a>),
+    IpiRaise {
+        reason: &'a str,
+    },
+    IpiEntry {
+        reason: &'a str,
+    },
+    IpiExit {
+        reason: &'a str,
+    },
+    /// `preemptirq:irq_disable` and friends: `caller` is where the section starts or ends.
+    IrqDisable {
+        caller: &'a str,
+        parent: &'a str,
+    },
+    IrqEnable {
+        caller: &'a str,
+        parent: &'a str,
+    },
+    PreemptDisable {
+        caller: &'a str,
+        parent: &'a str,
+    },
+    PreemptEnable {
+        caller: &'a str,
+        parent: &'a str,
+    },
+    WorkqueueQueueWork {
+        work: u64,
+        function: &'a str,
+        workqueue: &'a str,
+        req_cpu: Option<u32>,
+        cpu: Option<u32>,
+    },
+    WorkqueueActivateWork {
+        work: u64,
+    },
+    WorkqueueExecuteStart {
+        work: u64,
+        function: &'a str,
+    },
+    WorkqueueExecuteEnd {
+        work: u64,
+        function: &'a str,
+    },
+    Marker {
+        kind: MarkerKind,
+        text: &'a str,
+    },
+    SysEnter {
+        nr: i64,
+    },
+    SysExit {
+        nr: i64,
+        ret: i64,
+    },
+    /// A function tracer entry: `function <-parent`.
+    Function {
+        function: &'a str,
+        parent: &'a str,
+    },
+    Other,
+}

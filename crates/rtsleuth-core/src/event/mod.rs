@@ -1,0 +1,55 @@
+//! The event model every reader produces and every analysis consumes.
+//!
+//! An [`Event`] borrows its strings from the reader's buffer, so reading a trace allocates
+//! nothing per event; an analysis that wants to keep a string copies it once per task, not per
+//! event. The typed [`EventKind`] holds the events latency work needs; every other event stays
+//! available by name with its raw `key=value` payload ([`Event::fields`]).
+
+mod fields;
+mod flags;
+mod kind;
+mod task_state;
+
+pub use fields::{FieldIter, Fields};
+pub use flags::{FlagLayout, Flags};
+pub use kind::{EventKind, IrqVector, MarkerKind};
+pub use task_state::TaskState;
+
+/// Nanoseconds on the trace clock. For counter clocks (`counter`, `x86-tsc`) the raw count.
+pub type Timestamp = u64;
+
+/// Converts a trace timestamp to seconds for display and JSON.
+pub fn ts_to_secs(ts: Timestamp) -> f64 {
+    ts as f64 / 1e9
+}
+
+/// Converts a duration in nanoseconds to microseconds for display and JSON.
+pub fn ns_to_us(ns: u64) -> f64 {
+    ns as f64 / 1e3
+}
+
+/// One trace event: the common fields every ftrace event has, plus its decoded payload.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event<'a> {
+    pub ts: Timestamp,
+    pub cpu: u32,
+    /// The task that was running when the event was recorded (the line's `comm-pid`).
+    pub pid: i32,
+    /// As printed; `<...>` when the kernel had no saved comm for the pid.
+    pub comm: &'a str,
+    pub tgid: Option<i32>,
+    pub flags: Flags,
+    /// Event name as printed (`sched_switch`, `local_timer_entry`, `function` for function-tracer
+    /// lines).
+    pub name: &'a str,
+    /// Everything after the event name, as printed.
+    pub payload: &'a str,
+    pub kind: EventKind<'a>,
+}
+
+impl<'a> Event<'a> {
+    /// The payload's `key=value` fields, for events without a typed decoding.
+    pub fn fields(&self) -> Fields<'a> {
+        Fields::new(self.payload)
+    }
+}

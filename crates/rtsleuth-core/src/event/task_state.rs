@@ -1,0 +1,110 @@
+//! `prev_state` of `sched_switch`: why the previous task left the CPU.
+
+use serde::Serialize;
+
+/// The state a task was in when it was switched out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskState {
+    /// `R`: still runnable, so it did not block.
+    Runnable,
+    /// `R+`: preempted while runnable.
+    Preempted,
+    /// `S`: waiting for an event.
+    Sleeping,
+    /// `D`: uninterruptible wait (I/O, a lock).
+    Uninterruptible,
+    /// `I`: an idle kernel thread waiting.
+    Idle,
+    /// `T`/`t`: stopped or traced.
+    Stopped,
+    /// `X`/`Z`/`x`: exiting or dead.
+    Dead,
+    /// `P`: a parked kthread.
+    Parked,
+    Unknown,
+}
+
+impl TaskState {
+    /// True when the task still wants the CPU, i.e. it was preempted rather than blocking.
+    pub fn is_runnable(self) -> bool {
+        matches!(self, TaskState::Runnable | TaskState::Preempted)
+    }
+
+    /// Decodes the letters the kernel prints (`R`, `R+`, `S`, `D|K`, `I`…) or, in
+    /// `trace-cmd report -R` raw form, the number. Raw numbers are kernel-version specific: the
+    /// low bits (1 = S, 2 = D, 4 = T, 8 = t, 16/32 = X/Z) are stable, a value without them but
+    /// with a high bit set is the "preempted" marker (TASK_REPORT_MAX / TASK_STATE_MAX).
+    pub fn parse(s: &str) -> TaskState {
+        let s = s.trim();
+        if let Ok(n) = s.parse::<u64>() {
+            return Self::from_raw(n);
+        }
+        let mut chars = s.chars();
+        match chars.next() {
+            Some('R') if s.contains('+') => TaskState::Preempted,
+            Some('R') => TaskState::Runnable,
+            Some('S') => TaskState::Sleeping,
+            Some('D') => TaskState::Uninterruptible,
+            Some('I') => TaskState::Idle,
+            Some('T') | Some('t') => TaskState::Stopped,
+            Some('X') | Some('Z') | Some('x') => TaskState::Dead,
+            Some('P') => TaskState::Parked,
+            _ => TaskState::Unknown,
+        }
+    }
+
+    fn from_raw(n: u64) -> TaskState {
+        match n {
+            0 => TaskState::Runnable,
+            n if n & 1 != 0 => TaskState::Sleeping,
+            n if n & 2 != 0 => TaskState::Uninterruptible,
+            n if n & 0xc != 0 => TaskState::Stopped,
+            n if n & 0x30 != 0 => TaskState::Dead,
+            n if n >= 0x100 => TaskState::Preempted,
+            _ => TaskState::Unknown,
+        }
+    }
+
+    /// The kernel's letter for this state.
+    pub fn letter(self) -> &'static str {
+        match self {
+            TaskState::Runnable => "R",
+            TaskState::Preempted => "R+",
+            TaskState::Sleeping => "S",
+            TaskState::Uninterruptible => "D",
+            TaskState::Idle => "I",
+            TaskState::Stopped => "T",
+            TaskState::Dead => "X",
+            TaskState::Parked => "P",
+            TaskState::Unknown => "?",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TaskState::*;
+    use super::*;
+
+    #[test]
+    fn letters() {
+        assert_eq!(TaskState::parse("R+"), Preempted);
+        assert_eq!(TaskState::parse("R"), Runnable);
+        assert_eq!(TaskState::parse("S"), Sleeping);
+        assert_eq!(TaskState::parse("D|K"), Uninterruptible);
+        assert_eq!(TaskState::parse("I"), Idle);
+        assert_eq!(TaskState::parse("Z"), Dead);
+        assert_eq!(TaskState::parse("?"), Unknown);
+    }
+
+    #[test]
+    fn raw_numbers_from_trace_cmd_report_r() {
+        assert_eq!(TaskState::parse("0"), Runnable);
+        assert_eq!(TaskState::parse("1"), Sleeping);
+        assert_eq!(TaskState::parse("2"), Uninterruptible);
+        assert_eq!(TaskState::parse("1024"), Preempted);
+        assert_eq!(TaskState::parse("4096"), Preempted);
+        assert_eq!(TaskState::parse("64"), Unknown);
+    }
+}

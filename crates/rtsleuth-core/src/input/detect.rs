@@ -1,0 +1,164 @@
+//! Recognising a trace format from its first bytes.
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    /// ftrace text: `trace`, `trace_pipe`, `trace-cmd report`, atrace, latency-format and the
+    /// latency tracers' output.
+    FtraceText,
+    /// function_graph tracer output.
+    FunctionGraph,
+    /// trace-cmd's binary `trace.dat`.
+    TraceDat,
+    /// Perfetto protobuf trace.
+    Perfetto,
+    /// Android systrace HTML with the ftrace text embedded.
+    SystraceHtml,
+}
+
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::FtraceText => "ftrace text",
+            Format::FunctionGraph => "function_graph text",
+            Format::TraceDat => "trace-cmd trace.dat",
+            Format::Perfetto => "Perfetto protobuf",
+            Format::SystraceHtml => "systrace HTML",
+        }
+    }
+
+    /// Decides the format from the first bytes of a (decompressed) stream. The error explains
+    /// why the bytes are not a trace.
+    pub fn detect(head: &[u8]) -> Result<Format, String> {
+        if head.starts_with(b"\x17\x08\x44tracing") {
+            return Ok(Format::TraceDat);
+        }
+        if looks_like_perfetto(head) {
+            return Ok(Format::Perfetto);
+        }
+        let text = text_prefix(head).ok_or_else(|| describe_binary(head))?;
+        let trimmed = text.trim_start();
+        if trimmed.starts_with("<!DOCTYPE html") || trimmed.starts_with("<html") {
+            return Ok(Format::SystraceHtml);
+        }
+        if is_function_graph(text) {
+            return Ok(Format::FunctionGraph);
+        }
+        Ok(Format::FtraceText)
+    }
+}
+
+/// The head as text, if it is text: valid UTF-8 (allowing a character cut at the end) with no
+/// NUL bytes.
+fn text_prefix(head: &[u8]) -> Option<&str> {
+    if memchr::memchr(0, head).is_some() {
+        return None;
+    }
+    match std::str::from_utf8(head) {
+        Ok(s) => Some(s),
+        Err(e) if e.error_len().is_none() => std::str::from_utf8(&head[..e.valid_up_to()]).ok(),
+        Err(_) => None,
+    }
+}
+
+fn describe_binary(head: &[u8]) -> String {
+    if let Some(pos) = memchr::memchr(0, head) {
+        return format!("binary data (a NUL byte at offset {pos}), and no trace format rtsleuth knows starts like this");
+    }
+    let bad = std::str::from_utf8(head)
+        .err()
+        .map(|e| e.valid_up_to())
+        .unwrap_or(0);
+    format!("binary data (invalid UTF-8 at byte offset {bad}), and no trace format rtsleuth knows starts like this")
+}
+
+/// A Perfetto trace is a `Trace` message: repeated field 1 (`packet`), length-delimited, so the
+/// file starts with 0x0a and a varint length that fits in the file; TracePackets themselves
+/// start with a field tag. Text never starts with a 0x0a line feed followed by such bytes and
+/// a NUL within the first packet.
+fn looks_like_perfetto(head: &[u8]) -> bool {
+    if head.first() != Some(&0x0a) {
+        return false;
+    }
+    let mut len: u64 = 0;
+    let mut i = 1;
+    while i < head.len().min(11) {
+        let b = head[i];
+        len |= u64::from(b & 0x7f) << (7 * (i - 1));
+        i += 1;
+        if b & 0x80 == 0 {
+            break;
+        }
+    }
+    len > 0 && head.get(i).is_some_and(|&tag| tag & 0x07 <= 5 && tag >= 0x08) && text_prefix(head).is_none()
+}
+
+/// function_graph output announces itself in the header, or its lines have the
+/// `CPU)  duration |  function` shape.
+fn is_function_graph(text: &str) -> bool {
+    let mut looked = 0;
+    for line in text.lines() {
+        let l = line.trim();
+        if l.starts_with("# tracer: function_graph") {
+            return true;
+        }
+        if l.is_empty() || l.starts_with('#') {
+            continue;
+        }
+        looked += 1;
+        if looked > 20 {
+            break;
+        }
+        if let Some((cpu, rest)) = l.split_once(')') {
+            let cpu = cpu.trim();
+            if !cpu.is_empty()
+                && cpu.bytes().all(|b| b.is_ascii_digit())
+                && rest.contains('|')
+                && (rest.contains(" us ") || rest.trim_start().starts_with('|'))
+            {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        assert_eq!(Format::detect(b"\x17\x08\x44tracing6\0"), Ok(Format::TraceDat));
+        assert_eq!(
+            Format::detect(b"# tracer: nop\n  bash-1 [000] .... 1.0: x: y\n"),
+            Ok(Format::FtraceText)
+        );
+        assert_eq!(
+            Format::detect(b"# tracer: function_graph\n#\n"),
+            Ok(Format::FunctionGraph)
+        );
+        assert_eq!(
+            Format::detect(b" 0)   0.646 us    |  _raw_spin_lock();\n"),
+            Ok(Format::FunctionGraph)
+        );
+        assert_eq!(
+            Format::detect(b"<!DOCTYPE html>\n<html>"),
+            Ok(Format::SystraceHtml)
+        );
+        assert_eq!(
+            Format::detect(b"\x0a\x05\x08\x01\x10\x00\x00\x0a"),
+            Ok(Format::Perfetto)
+        );
+    }
+
+    #[test]
+    fn garbage_is_explained() {
+        let err = Format::detect(b"\x7fELF\x02\x01\x01\0\0").unwrap_err();
+        assert!(err.contains("NUL byte at offset 7"), "{err}");
+        let err = Format::detect(b"abc\xff\xfe").unwrap_err();
+        assert!(err.contains("invalid UTF-8 at byte offset 3"), "{err}");
+    }
+}

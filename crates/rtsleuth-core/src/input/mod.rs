@@ -1,0 +1,119 @@
+//! Turning a path (or `-` for stdin) into a stream of bytes in a known format.
+//!
+//! The format is decided from the content, never the file name: traces get renamed, piped and
+//! compressed. Compressed input (`gzip`, `zstd`, `xz`) is unwrapped first and the result is
+//! sniffed again.
+
+mod chunks;
+mod compression;
+mod detect;
+
+pub use chunks::{Chunk, ChunkReader, MAX_LINE};
+pub use compression::Compression;
+pub use detect::Format;
+
+use crate::error::{Error, Result};
+use std::fs::File;
+use std::io::{self, Read};
+
+/// How many bytes are looked at to recognise a format.
+const SNIFF_BYTES: usize = 64 * 1024;
+
+/// An opened trace: its name for messages, what it is, and its (decompressed) bytes.
+pub struct Input {
+    pub name: String,
+    pub format: Format,
+    pub compression: Option<Compression>,
+    pub reader: Box<dyn Read + Send>,
+}
+
+impl std::fmt::Debug for Input {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Input")
+            .field("name", &self.name)
+            .field("format", &self.format)
+            .field("compression", &self.compression)
+            .finish()
+    }
+}
+
+impl Input {
+    /// Opens `path`, or standard input for `-`.
+    pub fn open(path: &str) -> Result<Input> {
+        if path == "-" {
+            return Self::from_reader("<stdin>", Box::new(io::stdin()));
+        }
+        let io_err = |source| Error::Io {
+            path: path.to_string(),
+            source,
+        };
+        let meta = std::fs::metadata(path).map_err(io_err)?;
+        if meta.is_dir() {
+            return Err(Error::IsDirectory {
+                path: path.to_string(),
+            });
+        }
+        let file = File::open(path).map_err(io_err)?;
+        Self::from_reader(path, Box::new(file))
+    }
+
+    /// Sniffs an already open stream. `name` is used in messages.
+    pub fn from_reader(name: &str, reader: Box<dyn Read + Send>) -> Result<Input> {
+        let (head, reader) = peek(name, reader)?;
+        if head.is_empty() {
+            return Err(Error::Empty {
+                path: name.to_string(),
+            });
+        }
+        let (compression, reader) = match Compression::detect(&head) {
+            Some(c) => {
+                let decoded = c.wrap(name, reader);
+                let (head, reader) = peek(name, decoded)?;
+                if head.is_empty() {
+                    return Err(Error::Empty {
+                        path: name.to_string(),
+                    });
+                }
+                return Self::finish(name, Some(c), &head, reader);
+            }
+            None => (None, reader),
+        };
+        Self::finish(name, compression, &head, reader)
+    }
+
+    fn finish(
+        name: &str,
+        compression: Option<Compression>,
+        head: &[u8],
+        reader: Box<dyn Read + Send>,
+    ) -> Result<Input> {
+        let format = Format::detect(head).map_err(|why| Error::NotATrace {
+            path: name.to_string(),
+            why,
+        })?;
+        Ok(Input {
+            name: name.to_string(),
+            format,
+            compression,
+            reader,
+        })
+    }
+}
+
+/// Reads up to [`SNIFF_BYTES`] and returns them with a reader that yields the whole stream again.
+fn peek(name: &str, mut reader: Box<dyn Read + Send>) -> Result<(Vec<u8>, Box<dyn Read + Send>)> {
+    let mut head = Vec::with_capacity(SNIFF_BYTES);
+    let mut filled = 0;
+    head.resize(SNIFF_BYTES, 0);
+    while filled < SNIFF_BYTES {
+        match reader.read(&mut head[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(compression::describe_read_error(name, e)),
+        }
+    }
+    head.truncate(filled);
+    let again = io::Cursor::new(head.clone()).chain(reader);
+    Ok((head, Box::new(again)))
+}

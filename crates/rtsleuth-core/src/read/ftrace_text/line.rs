@@ -1,0 +1,457 @@
+//! One line of ftrace text: an event, or one of the other things traces contain.
+//!
+//! An event line is `comm-pid [tgid] [cpu] flags timestamp: name: payload` in one of its
+//! variants; the latency format is `comm-pid cpuflags timestamp-us marker: name: payload`.
+
+use super::payload;
+use crate::event::{Event, FlagLayout, Flags, Timestamp};
+
+/// What a line turned out to be.
+#[derive(Debug, PartialEq)]
+pub enum Line<'a> {
+    /// An event, and how its timestamp was printed.
+    Event(Event<'a>, TimestampUnit),
+    /// `CPU:1 [LOST 123 EVENTS]`: the ring buffer dropped events on that CPU here.
+    Lost { cpu: Option<u32>, count: Option<u64> },
+    /// `##### CPU 2 buffer started ####`: earlier events of that CPU were overwritten.
+    BufferStarted { cpu: u32 },
+    Other(NonEvent),
+}
+
+/// Lines that carry no event. They are counted, never silently dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NonEvent {
+    Blank,
+    /// `#` comments and the column header.
+    Comment,
+    /// `version = 6`, `cpus=4`, `CPU 3 is empty` from `trace-cmd report`.
+    TraceCmdHeader,
+    /// `[...]` or `...`: someone cut lines out when pasting.
+    Elided,
+    /// ` => function` lines of a `<stack trace>`.
+    StackFrame,
+    /// Anything else: not a line rtsleuth understands.
+    Unparsed,
+}
+
+impl NonEvent {
+    pub const ALL: [NonEvent; 6] = [
+        NonEvent::Blank,
+        NonEvent::Comment,
+        NonEvent::TraceCmdHeader,
+        NonEvent::Elided,
+        NonEvent::StackFrame,
+        NonEvent::Unparsed,
+    ];
+
+    /// The name used in reports and JSON.
+    pub fn key(self) -> &'static str {
+        match self {
+            NonEvent::Blank => "blank",
+            NonEvent::Comment => "comment",
+            NonEvent::TraceCmdHeader => "trace_cmd_header",
+            NonEvent::Elided => "elided",
+            NonEvent::StackFrame => "stack_frame",
+            NonEvent::Unparsed => "unparsed",
+        }
+    }
+}
+
+/// How the lines of this trace are laid out, from its header.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LineContext {
+    pub flag_layout: Option<FlagLayout>,
+}
+
+impl LineContext {
+    /// Decodes a flag field with the header's layout, or by its width when the header said
+    /// nothing or does not fit this field.
+    fn flags(&self, field: &[u8]) -> Option<Flags> {
+        match self.flag_layout {
+            Some(l) => Flags::parse(field, l),
+            None => Flags::parse(field, FlagLayout::for_width(field.len())),
+        }
+        .or_else(|| Flags::parse(field, FlagLayout::for_width(field.len())))
+    }
+}
+
+/// Classifies and parses one line (without its newline).
+pub fn parse_line<'a>(line: &'a str, ctx: &LineContext) -> Line<'a> {
+    let line = line.strip_suffix('\r').unwrap_or(line);
+    let t = line.trim_start();
+    let Some(&first) = t.as_bytes().first() else {
+        return Line::Other(NonEvent::Blank);
+    };
+    if first == b'#' {
+        if t.starts_with("#####") && t.contains("buffer started") {
+            if let Some(cpu) = first_number(t) {
+                return Line::BufferStarted { cpu: cpu as u32 };
+            }
+        }
+        return Line::Other(NonEvent::Comment);
+    }
+    if let Some((ev, unit)) = parse_event(line, ctx) {
+        return Line::Event(ev, unit);
+    }
+    classify_other(t)
+}
+
+fn classify_other(t: &str) -> Line<'_> {
+    let t = t.trim_end();
+    if t.starts_with("=>") {
+        return Line::Other(NonEvent::StackFrame);
+    }
+    if t == "[...]" || (t.len() >= 3 && t.bytes().all(|b| b == b'.')) {
+        return Line::Other(NonEvent::Elided);
+    }
+    if t.contains("[LOST") || t.contains("EVENTS DROPPED") {
+        let cpu = t
+            .strip_prefix("CPU:")
+            .and_then(first_number)
+            .map(|c| c as u32);
+        let count = t
+            .split_once('[')
+            .and_then(|(_, rest)| first_number(rest));
+        return Line::Lost { cpu, count };
+    }
+    if t.starts_with("version =")
+        || t.starts_with("cpus=")
+        || (t.starts_with("CPU") && (t.ends_with(" is empty") || t.contains("data recorded at")))
+    {
+        return Line::Other(NonEvent::TraceCmdHeader);
+    }
+    Line::Other(NonEvent::Unparsed)
+}
+
+/// The first run of decimal digits in `s`.
+fn first_number(s: &str) -> Option<u64> {
+    let start = s.find(|c: char| c.is_ascii_digit())?;
+    let digits = &s[start..];
+    let end = digits
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(digits.len());
+    digits[..end].parse().ok()
+}
+
+/// The common part of an event line, before `: name: payload`.
+struct Prefix<'a> {
+    comm: &'a str,
+    pid: i32,
+    tgid: Option<i32>,
+    cpu: u32,
+    flags: Flags,
+    ts: Timestamp,
+    unit: TimestampUnit,
+}
+
+/// The unit the timestamps of a text trace were printed in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum TimestampUnit {
+    /// `secs.fraction`, the default for every time-based trace clock.
+    #[default]
+    Seconds,
+    /// The latency format prints microseconds (`130508844us`); the latency tracers print them
+    /// relative to the start of the section they caught.
+    Microseconds,
+    /// The `counter` and `x86-tsc` clocks print raw counts, not time.
+    Counter,
+}
+
+/// Parses an event line, or returns `None` if the line is not one.
+pub fn parse_event<'a>(line: &'a str, ctx: &LineContext) -> Option<(Event<'a>, TimestampUnit)> {
+    let bytes = line.as_bytes();
+    let colon = memchr::memmem::find(bytes, b": ").or_else(|| {
+        (bytes.last() == Some(&b':')).then(|| bytes.len() - 1)
+    })?;
+    let head = &line[..colon];
+    let prefix = bracketed_prefix(head, ctx).or_else(|| latency_prefix(head, ctx))?;
+    let rest = line.get(colon + 2..).unwrap_or("");
+    let (name, payload) = split_name(rest);
+    let kind = payload::decode(name, payload);
+    let event = Event {
+        ts: prefix.ts,
+        cpu: prefix.cpu,
+        pid: prefix.pid,
+        comm: prefix.comm,
+        tgid: prefix.tgid,
+        flags: prefix.flags,
+        name,
+        payload,
+        kind,
+    };
+    Some((event, prefix.unit))
+}
+
+/// `comm-pid (tgid) [cpu] flags timestamp`, flags and tgid optional.
+fn bracketed_prefix<'a>(head: &'a str, ctx: &LineContext) -> Option<Prefix<'a>> {
+    let b = head.as_bytes();
+    for open in memchr::memchr_iter(b'[', b) {
+        if open == 0 || !matches!(b[open - 1], b' ' | b'\t') {
+            continue;
+        }
+        let digits = b[open + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        let close = open + 1 + digits;
+        if digits == 0 || b.get(close) != Some(&b']') {
+            continue;
+        }
+        let Some(cpu) = head[open + 1..close].parse().ok() else {
+            continue;
+        };
+        let mut fields = head[close + 1..].split_ascii_whitespace();
+        let (flags, ts_tok) = match (fields.next(), fields.next(), fields.next()) {
+            (Some(ts), None, None) => (Flags::UNKNOWN, ts),
+            (Some(f), Some(ts), None) => (ctx.flags(f.as_bytes())?, ts),
+            _ => continue,
+        };
+        let ts = parse_seconds(ts_tok)?;
+        let unit = if ts_tok.contains('.') {
+            TimestampUnit::Seconds
+        } else {
+            TimestampUnit::Counter
+        };
+        let (task, tgid) = split_tgid(head[..open].trim())?;
+        let (comm, pid) = split_task(task)?;
+        return Some(Prefix {
+            comm,
+            pid,
+            tgid,
+            cpu,
+            flags,
+            ts,
+            unit,
+        });
+    }
+    None
+}
+
+/// The latency format: `comm-pid cpu+flags time`, e.g. `bash-2438  0d..2. 130508844us+`.
+fn latency_prefix<'a>(head: &'a str, ctx: &LineContext) -> Option<Prefix<'a>> {
+    let head = head.trim_end();
+    let (before_ts, ts_tok) = head.rsplit_once([' ', '\t'])?;
+    let ts = parse_microseconds(ts_tok)?;
+    let before_ts = before_ts.trim_end();
+    let (task, cpu_flags) = before_ts.rsplit_once([' ', '\t'])?;
+    let ndigits = cpu_flags.bytes().take_while(u8::is_ascii_digit).count();
+    if ndigits == 0 {
+        return None;
+    }
+    let cpu = cpu_flags[..ndigits].parse().ok()?;
+    let flags = ctx.flags(&cpu_flags.as_bytes()[ndigits..])?;
+    let (comm, pid) = split_task(task.trim())?;
+    Some(Prefix {
+        comm,
+        pid,
+        tgid: None,
+        cpu,
+        flags,
+        ts,
+        unit: TimestampUnit::Microseconds,
+    })
+}
+
+/// Separates a trailing `(  611)` / `(-----)` TGID column from `comm-pid`.
+fn split_tgid(s: &str) -> Option<(&str, Option<i32>)> {
+    let Some(inner) = s.strip_suffix(')') else {
+        return Some((s, None));
+    };
+    let open = inner.rfind('(')?;
+    let tgid = inner[open + 1..].trim();
+    let tgid = if tgid.bytes().all(|b| b == b'-') {
+        None
+    } else {
+        Some(tgid.parse().ok()?)
+    };
+    Some((inner[..open].trim_end(), tgid))
+}
+
+/// `comm-pid`; the comm may itself contain dashes, so the pid follows the last one.
+fn split_task(s: &str) -> Option<(&str, i32)> {
+    let dash = s.rfind('-')?;
+    let pid = s[dash + 1..].parse().ok()?;
+    Some((&s[..dash], pid))
+}
+
+/// `12345.678901` seconds (any number of fraction digits up to nanoseconds), or a bare counter
+/// value for the `counter` and `x86-tsc` clocks.
+fn parse_seconds(tok: &str) -> Option<Timestamp> {
+    let (secs, frac) = tok.split_once('.').unwrap_or((tok, ""));
+    if secs.is_empty() || !secs.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let secs: u64 = secs.parse().ok()?;
+    if frac.is_empty() {
+        return tok.contains('.').then_some(secs * 1_000_000_000).or(Some(secs));
+    }
+    if !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let digits = &frac[..frac.len().min(9)];
+    let scale = 10u64.pow(9 - digits.len() as u32);
+    Some(secs.checked_mul(1_000_000_000)? + digits.parse::<u64>().ok()? * scale)
+}
+
+/// `130508844us` plus an optional delay marker (`+ ! # * @ $`), as the latency format prints.
+fn parse_microseconds(tok: &str) -> Option<Timestamp> {
+    let tok = tok.trim_end_matches(['+', '!', '#', '*', '@', '$']);
+    let us = tok.strip_suffix("us")?;
+    let (int, frac) = us.split_once('.').unwrap_or((us, ""));
+    if int.is_empty() || !int.bytes().all(|b| b.is_ascii_digit()) || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let digits = &frac[..frac.len().min(3)];
+    let frac_ns = if digits.is_empty() {
+        0
+    } else {
+        digits.parse::<u64>().ok()? * 10u64.pow(3 - digits.len() as u32)
+    };
+    int.parse::<u64>().ok()?.checked_mul(1000)?.checked_add(frac_ns)
+}
+
+/// Splits `name: payload`. Lines without an event name are function-tracer entries
+/// (`func <-parent`), stack-trace markers, syscall-tracer lines or the latency tracers'
+/// context-switch records; they get the name trace-cmd uses for them.
+fn split_name(rest: &str) -> (&str, &str) {
+    let b = rest.as_bytes();
+    let word = b
+        .iter()
+        .take_while(|&&c| c != b':' && c != b' ' && c != b'(' && c != b'\t')
+        .count();
+    if word > 0 && b.get(word) == Some(&b':') && matches!(b.get(word + 1), None | Some(b' ')) {
+        return (&rest[..word], rest[word + 1..].trim_start());
+    }
+    let t = rest.trim();
+    let name = if t.starts_with("<stack trace>") {
+        "kernel_stack"
+    } else if t.starts_with("<user stack trace>") {
+        "user_stack"
+    } else if t.contains(" <-") || (word > 0 && word == t.len()) {
+        "function"
+    } else if t.contains("==>") {
+        "context_switch"
+    } else if t.contains(" + [") {
+        "wakeup"
+    } else if word > 0 && b.get(word) == Some(&b'(') {
+        "sys_enter"
+    } else if t.contains(" -> 0x") {
+        "sys_exit"
+    } else {
+        ""
+    };
+    (name, t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(line: &str) -> Event<'_> {
+        match parse_line(line, &LineContext::default()) {
+            Line::Event(e, _) => e,
+            other => panic!("not an event: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn modern_line() {
+        let e = ev("            bash-2438    [000] dN.2.   130.508857: sched_wakeup_new: comm=bash pid=2442 prio=120 target_cpu=000");
+        assert_eq!((e.comm, e.pid, e.cpu, e.ts), ("bash", 2438, 0, 130_508_857_000));
+        assert!(e.flags.need_resched && e.flags.irqs_off);
+        assert_eq!(e.flags.preempt_depth, 2);
+        assert_eq!(e.name, "sched_wakeup_new");
+        assert_eq!(e.tgid, None);
+    }
+
+    #[test]
+    fn tgid_columns() {
+        let e = ev("com.google.android.youtube-23071 (23071) [002] d..5 214168.479892: sched_wakeup: comm=Binder:549_4 pid=2029 prio=120 success=1 target_cpu=000");
+        assert_eq!((e.comm, e.pid, e.tgid, e.cpu), ("com.google.android.youtube", 23071, Some(23071), 2));
+        let e = ev("            bash-2438    (-------) [000] .....   130.508817: sched_process_fork: comm=bash pid=2438 child_comm=bash child_pid=2442");
+        assert_eq!((e.comm, e.tgid), ("bash", None));
+    }
+
+    #[test]
+    fn awkward_comms() {
+        let e = ev("     Web Content-2711  [003] d... 26186.336632: sched_waking: comm=Timer pid=2745 prio=120 target_cpu=001");
+        assert_eq!((e.comm, e.pid), ("Web Content", 2711));
+        let e = ev("   IntentService[E-1234 [001] ...1   652.762396: sys_enter: NR 172 (29, c350)");
+        assert_eq!((e.comm, e.pid, e.cpu), ("IntentService[E", 1234, 1));
+        let e = ev("           <...>-4083  [004] ....   395.705679: sys_ioctl(fd: ff, cmd: 5410, arg: 7ffe0babe8fc)");
+        assert_eq!((e.comm, e.pid, e.name), ("<...>", 4083, "sys_enter"));
+        let e = ev("    kworker/u8:2-events-77 [001] ..... 1.5: workqueue_execute_end: work struct 000000002b1a0c2a: function vmstat_update");
+        assert_eq!((e.comm, e.pid), ("kworker/u8:2-events", 77));
+    }
+
+    #[test]
+    fn trace_cmd_report_without_flags() {
+        let e = ev("              ls-4734  [002] 106439.675591: sched_switch:          prev_comm=trace-cmd prev_pid=4734 prev_prio=120 prev_state=1024 next_comm=migration/2 next_pid=18 next_prio=0");
+        assert!(!e.flags.known);
+        assert_eq!((e.cpu, e.ts, e.name), (2, 106_439_675_591_000, "sched_switch"));
+        assert!(e.payload.starts_with("prev_comm=trace-cmd"));
+        let e = ev("\t   <...>-15430 [006]  7115.449594: sched_switch:          prev_comm=trace-cmd prev_pid=15430 prev_prio=120 prev_state=64 next_comm=swapper/6 next_pid=0 next_prio=120");
+        assert_eq!((e.comm, e.pid, e.cpu), ("<...>", 15430, 6));
+    }
+
+    #[test]
+    fn latency_format() {
+        let e = ev("    bash-2438      0d..2. 130508844us+: sched_stat_runtime: comm=bash pid=2438 runtime=2296747 [ns]");
+        assert_eq!((e.comm, e.pid, e.cpu, e.ts), ("bash", 2438, 0, 130_508_844_000));
+        assert!(e.flags.irqs_off);
+        let e = ev("      ps-6143    2d..1  259us+: trace_hardirqs_on <-_raw_spin_unlock_irqrestore");
+        assert_eq!((e.cpu, e.ts, e.name), (2, 259_000, "function"));
+        assert_eq!(e.flags.preempt_depth, 1);
+        let e = ev("      ps-6143    2d..1  306us : <stack trace>");
+        assert_eq!((e.ts, e.name), (306_000, "kernel_stack"));
+        let e = ev("  <idle>-0       3d.h4    1us+:      0:120:R   + [003]  2448: 94:R sleep");
+        assert_eq!((e.cpu, e.name), (3, "wakeup"));
+        let e = ev("  kworker-1234   1d..h1.. 17us : irq_handler_entry: irq=9 name=acpi");
+        assert_eq!((e.cpu, e.pid), (1, 1234));
+        assert!(e.flags.hardirq && e.flags.irqs_off);
+    }
+
+    #[test]
+    fn rt_seven_flags() {
+        let e = ev("     ktimersoftd-9     [001] d..h1.. 1000.000100: irq_handler_entry: irq=9 name=acpi");
+        assert!(e.flags.hardirq && e.flags.irqs_off);
+        assert_eq!(e.flags.preempt_depth, 1);
+    }
+
+    #[test]
+    fn timestamp_units() {
+        let ctx = LineContext::default();
+        let unit = |l| match parse_line(l, &ctx) {
+            Line::Event(_, u) => u,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(unit("  a-1 [000] .... 12.000001: x: y"), TimestampUnit::Seconds);
+        assert_eq!(unit("  a-1 [000] .... 12000001: x: y"), TimestampUnit::Counter);
+        assert_eq!(unit("  a-1   0d..2. 12us : x: y"), TimestampUnit::Microseconds);
+    }
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(parse_seconds("26186.336630"), Some(26_186_336_630_000));
+        assert_eq!(parse_seconds("1.000000001"), Some(1_000_000_001));
+        assert_eq!(parse_seconds("123456789"), Some(123_456_789));
+        assert_eq!(parse_seconds("1.2.3"), None);
+        assert_eq!(parse_microseconds("306us"), Some(306_000));
+        assert_eq!(parse_microseconds("12.5us!"), Some(12_500));
+        assert_eq!(parse_microseconds("12"), None);
+    }
+
+    #[test]
+    fn other_lines() {
+        let ctx = LineContext::default();
+        assert_eq!(parse_line("CPU:1 [LOST 123 EVENTS]", &ctx), Line::Lost { cpu: Some(1), count: Some(123) });
+        assert_eq!(parse_line("##### CPU 2 buffer started ####", &ctx), Line::BufferStarted { cpu: 2 });
+        assert_eq!(parse_line("# tracer: nop", &ctx), Line::Other(NonEvent::Comment));
+        assert_eq!(parse_line("   ", &ctx), Line::Other(NonEvent::Blank));
+        assert_eq!(parse_line("[...]", &ctx), Line::Other(NonEvent::Elided));
+        assert_eq!(parse_line(" => vfs_read", &ctx), Line::Other(NonEvent::StackFrame));
+        assert_eq!(parse_line("version = 6", &ctx), Line::Other(NonEvent::TraceCmdHeader));
+        assert_eq!(parse_line("CPU 3 is empty", &ctx), Line::Other(NonEvent::TraceCmdHeader));
+        assert_eq!(parse_line("Tracing \"do_nanosleep\"... Ctrl-C to end.", &ctx), Line::Other(NonEvent::Unparsed));
+        assert_eq!(parse_line(" gid=4", &ctx), Line::Other(NonEvent::Unparsed));
+    }
+}

@@ -1,0 +1,244 @@
+//! The ftrace text reader: the kernel's `trace` and `trace_pipe` files in every header
+//! variant, `trace-cmd report` output (plain, `-R`, plugin forms), Android atrace, the latency
+//! format and the latency tracers' output.
+//!
+//! Blocks of whole lines are parsed in parallel (a window of blocks at a time, so memory stays
+//! bounded), then handed to the sink in file order.
+
+mod header;
+mod line;
+mod payload;
+
+pub use header::Header;
+pub use line::{parse_line, Line, LineContext, NonEvent, TimestampUnit};
+
+use super::info::{LineCounts, TraceInfo, UnparsedLine};
+use super::EventSink;
+use crate::error::{Error, Result};
+use crate::event::Event;
+use crate::input::{Chunk, ChunkReader, Input, MAX_LINE};
+use rayon::prelude::*;
+
+/// How many unparsed lines are kept as examples.
+const EXAMPLES: usize = 5;
+
+/// Reads a text trace into `sink`.
+pub fn read(input: Input, sink: &mut dyn EventSink) -> Result<TraceInfo> {
+    let chunks = ChunkReader::new(&input.name, input.reader);
+    let info = TraceInfo::new(&input.name, input.format, input.compression);
+    Driver { chunks, info }.run(sink)
+}
+
+/// Reads a text trace from memory in blocks of `chunk_size` bytes (tests use small blocks to
+/// exercise the block boundaries).
+pub fn read_bytes(name: &str, bytes: Vec<u8>, chunk_size: usize, sink: &mut dyn EventSink) -> Result<TraceInfo> {
+    let chunks = ChunkReader::with_chunk_size(name, Box::new(std::io::Cursor::new(bytes)), chunk_size);
+    let info = TraceInfo::new(name, crate::input::Format::FtraceText, None);
+    Driver { chunks, info }.run(sink)
+}
+
+enum Record<'a> {
+    Event(Event<'a>),
+    Lost { cpu: Option<u32>, count: Option<u64> },
+}
+
+/// The result of parsing one block.
+#[derive(Default)]
+struct Parsed<'a> {
+    records: Vec<Record<'a>>,
+    counts: LineCounts,
+    unparsed: Vec<UnparsedLine>,
+    /// The unit of the last timestamp in the block.
+    unit: Option<TimestampUnit>,
+    /// A line over [`MAX_LINE`]: its line number within the block and byte offset.
+    overlong: Option<(u64, u64)>,
+}
+
+struct Driver {
+    chunks: ChunkReader,
+    info: TraceInfo,
+}
+
+impl Driver {
+    fn run(mut self, sink: &mut dyn EventSink) -> Result<TraceInfo> {
+        let window = (rayon::current_num_threads() * 2).max(2);
+        let mut ctx = LineContext::default();
+        let mut header_read = false;
+        loop {
+            let mut batch: Vec<Chunk> = Vec::with_capacity(window);
+            let mut failure = None;
+            while batch.len() < window {
+                match self.chunks.next_chunk() {
+                    Ok(Some(c)) => batch.push(c),
+                    Ok(None) => break,
+                    Err(e) => {
+                        failure = Some(e);
+                        break;
+                    }
+                }
+            }
+            let at_end = batch.len() < window;
+            if !header_read {
+                if let Some(first) = batch.first() {
+                    let head = &first.data[..first.data.len().min(64 * 1024)];
+                    self.info.header = Header::scan(&String::from_utf8_lossy(head));
+                    ctx.flag_layout = self.info.header.flag_layout;
+                    header_read = true;
+                }
+            }
+            let parsed: Vec<Parsed<'_>> = batch.par_iter().map(|c| parse_chunk(c, &ctx)).collect();
+            for (chunk, p) in batch.iter().zip(parsed) {
+                self.absorb(chunk, p, sink)?;
+            }
+            for c in batch {
+                self.chunks.recycle(c);
+            }
+            if let Some(mut e) = failure {
+                if let Error::LineTooLong { line, .. } = &mut e {
+                    *line = self.info.lines.total + 1;
+                }
+                return Err(e);
+            }
+            if at_end {
+                break;
+            }
+        }
+        self.finish()
+    }
+
+    /// Hands a parsed block to the sink in order and folds its counts into the trace info.
+    fn absorb(&mut self, chunk: &Chunk, p: Parsed<'_>, sink: &mut dyn EventSink) -> Result<()> {
+        let base = self.info.lines.total;
+        if let Some((line, offset)) = p.overlong {
+            return Err(Error::LineTooLong {
+                path: self.info.source.clone(),
+                line: base + line,
+                offset: chunk.offset + offset,
+                limit: MAX_LINE,
+            });
+        }
+        let info = &mut self.info;
+        for r in &p.records {
+            match r {
+                Record::Event(ev) => {
+                    match info.last_ts {
+                        Some(last) if ev.ts < last => info.out_of_order += 1,
+                        _ => info.last_ts = Some(ev.ts),
+                    }
+                    if info.first_ts.is_none() {
+                        info.first_ts = Some(ev.ts);
+                    }
+                    note_cpu(&mut info.cpus, ev.cpu);
+                    sink.event(ev);
+                }
+                Record::Lost { cpu, count } => {
+                    info.lost_events += count.unwrap_or(0);
+                    sink.lost(*cpu, *count);
+                }
+            }
+        }
+        info.events += p.counts.events;
+        info.bytes += chunk.data.len() as u64;
+        if let Some(unit) = p.unit {
+            info.timestamps = unit;
+        }
+        for mut u in p.unparsed {
+            if info.unparsed_examples.len() < EXAMPLES {
+                u.line += base;
+                info.unparsed_examples.push(u);
+            }
+        }
+        info.lines.merge(&p.counts);
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<TraceInfo> {
+        let info = &mut self.info;
+        if info.lines.total == 0 {
+            return Err(Error::Empty {
+                path: info.source.clone(),
+            });
+        }
+        if info.events == 0 {
+            let example = info
+                .unparsed_examples
+                .first()
+                .map(|u| format!("; line {} is {:?}", u.line, truncate(&u.text, 120)))
+                .unwrap_or_default();
+            return Err(Error::NotATrace {
+                path: info.source.clone(),
+                why: format!(
+                    "none of its {} lines is an ftrace event line (`comm-pid [cpu] flags timestamp: event: fields`){example}",
+                    info.lines.total
+                ),
+            });
+        }
+        Ok(self.info)
+    }
+}
+
+fn note_cpu(cpus: &mut Vec<u32>, cpu: u32) {
+    if let Err(pos) = cpus.binary_search(&cpu) {
+        cpus.insert(pos, cpu);
+    }
+}
+
+fn truncate(s: &str, n: usize) -> &str {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
+fn parse_chunk<'a>(chunk: &'a Chunk, ctx: &LineContext) -> Parsed<'a> {
+    let data = &chunk.data[..];
+    let mut p = Parsed {
+        records: Vec::with_capacity(data.len() / 120),
+        ..Parsed::default()
+    };
+    let mut start = 0;
+    let mut line_no = 0u64;
+    while start < data.len() {
+        let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i);
+        line_no += 1;
+        p.counts.total += 1;
+        let raw = &data[start..end];
+        if raw.len() > MAX_LINE {
+            p.overlong = Some((line_no, start as u64));
+            return p;
+        }
+        let parsed = std::str::from_utf8(raw).map(|text| (text, parse_line(text, ctx)));
+        match parsed {
+            Ok((_, Line::Event(ev, unit))) => {
+                p.counts.events += 1;
+                p.unit = Some(unit);
+                p.records.push(Record::Event(ev));
+            }
+            Ok((_, Line::Lost { cpu, count })) => {
+                p.counts.lost_markers += 1;
+                p.records.push(Record::Lost { cpu, count });
+            }
+            Ok((_, Line::BufferStarted { .. })) => p.counts.buffer_started += 1,
+            Ok((text, Line::Other(kind))) => {
+                p.counts.add(kind);
+                if kind == NonEvent::Unparsed && p.unparsed.len() < EXAMPLES {
+                    p.unparsed.push(UnparsedLine {
+                        line: line_no,
+                        text: truncate(text, 200).to_string(),
+                    });
+                }
+            }
+            Err(_) => {
+                p.counts.add(NonEvent::Unparsed);
+                if p.unparsed.len() < EXAMPLES {
+                    p.unparsed.push(UnparsedLine {
+                        line: line_no,
+                        text: format!("(not UTF-8) {}", String::from_utf8_lossy(&raw[..raw.len().min(80)])),
+                    });
+                }
+            }
+        }
+        start = end + 1;
+    }
+    p
+}

@@ -1,0 +1,436 @@
+//! Decoding the printed payload of the events rtsleuth reasons about into [`EventKind`].
+//!
+//! Three printers produce these payloads: the kernel's own print formats (`key=value`),
+//! `trace-cmd report -R` (the same fields, numbers raw) and trace-cmd's plugins, which print
+//! `sched_switch` as `comm:pid [prio] S ==> comm:pid [prio]` and `sched_wakeup` as
+//! `comm:pid [prio] success=1 CPU:002`. A payload that does not decode becomes
+//! [`EventKind::Other`] and keeps its text.
+
+use crate::event::{EventKind, Fields, IrqVector, MarkerKind, TaskState};
+
+pub fn decode<'a>(name: &'a str, payload: &'a str) -> EventKind<'a> {
+    let decoded = match name {
+        "sched_switch" => sched_switch(payload),
+        "sched_waking" => wakeup(payload).map(|(comm, pid, prio, target_cpu)| EventKind::SchedWaking {
+            comm,
+            pid,
+            prio,
+            target_cpu,
+        }),
+        "sched_wakeup" => wakeup(payload).map(|(comm, pid, prio, target_cpu)| EventKind::SchedWakeup {
+            comm,
+            pid,
+            prio,
+            target_cpu,
+        }),
+        "sched_wakeup_new" => wakeup(payload).map(|(comm, pid, prio, target_cpu)| {
+            EventKind::SchedWakeupNew {
+                comm,
+                pid,
+                prio,
+                target_cpu,
+            }
+        }),
+        "sched_migrate_task" => migrate(payload),
+        "sched_process_fork" => fork(payload),
+        "sched_process_exit" => process_exit(payload),
+        "irq_handler_entry" => irq_entry(payload),
+        "irq_handler_exit" => irq_exit(payload),
+        "softirq_raise" => softirq(payload).map(|(vec, action)| EventKind::SoftirqRaise { vec, action }),
+        "softirq_entry" => softirq(payload).map(|(vec, action)| EventKind::SoftirqEntry { vec, action }),
+        "softirq_exit" => softirq(payload).map(|(vec, action)| EventKind::SoftirqExit { vec, action }),
+        "hrtimer_start" => hrtimer_start(payload),
+        "hrtimer_expire_entry" => hrtimer_expire_entry(payload),
+        "hrtimer_expire_exit" => hrtimer_ptr(payload).map(|hrtimer| EventKind::HrtimerExpireExit { hrtimer }),
+        "hrtimer_cancel" => hrtimer_ptr(payload).map(|hrtimer| EventKind::HrtimerCancel { hrtimer }),
+        "ipi_raise" => Some(EventKind::IpiRaise { reason: parenthesised(payload) }),
+        "ipi_entry" => Some(EventKind::IpiEntry { reason: parenthesised(payload) }),
+        "ipi_exit" => Some(EventKind::IpiExit { reason: parenthesised(payload) }),
+        "irq_disable" => caller(payload).map(|(caller, parent)| EventKind::IrqDisable { caller, parent }),
+        "irq_enable" => caller(payload).map(|(caller, parent)| EventKind::IrqEnable { caller, parent }),
+        "preempt_disable" => caller(payload).map(|(caller, parent)| EventKind::PreemptDisable { caller, parent }),
+        "preempt_enable" => caller(payload).map(|(caller, parent)| EventKind::PreemptEnable { caller, parent }),
+        "workqueue_queue_work" => queue_work(payload),
+        "workqueue_activate_work" => work(payload).map(|(work, _)| EventKind::WorkqueueActivateWork { work }),
+        "workqueue_execute_start" => {
+            work(payload).map(|(work, function)| EventKind::WorkqueueExecuteStart { work, function })
+        }
+        "workqueue_execute_end" => {
+            work(payload).map(|(work, function)| EventKind::WorkqueueExecuteEnd { work, function })
+        }
+        "tracing_mark_write" => Some(marker(MarkerKind::TracingMarkWrite, payload)),
+        "print" => Some(marker(MarkerKind::Print, strip_ip(payload))),
+        "bputs" => Some(marker(MarkerKind::Bputs, strip_ip(payload))),
+        "bprint" => Some(marker(MarkerKind::Bprint, strip_ip(payload))),
+        "console" => Some(marker(MarkerKind::Console, payload)),
+        "sys_enter" => sys_enter(payload),
+        "sys_exit" => sys_exit(payload),
+        "function" => function(payload),
+        _ => irq_vector(name, payload),
+    };
+    decoded.unwrap_or(EventKind::Other)
+}
+
+fn int(s: &str) -> Option<i32> {
+    s.trim().parse().ok()
+}
+
+fn uint(s: &str) -> Option<u32> {
+    s.trim().parse().ok()
+}
+
+/// A kernel pointer printed in hex, with or without `0x`.
+fn hex(s: &str) -> Option<u64> {
+    let s = s.trim();
+    u64::from_str_radix(s.strip_prefix("0x").unwrap_or(s), 16).ok()
+}
+
+fn sched_switch(p: &str) -> Option<EventKind<'_>> {
+    if !p.starts_with("prev_comm=") {
+        return sched_switch_plugin(p);
+    }
+    let (mut prev_comm, mut prev_pid, mut prev_prio, mut prev_state) = (None, None, None, TaskState::Unknown);
+    let (mut next_comm, mut next_pid, mut next_prio) = (None, None, None);
+    for (k, v) in Fields::new(p).iter() {
+        match k {
+            "prev_comm" => prev_comm = Some(v),
+            "prev_pid" => prev_pid = int(v),
+            "prev_prio" => prev_prio = int(v),
+            "prev_state" => prev_state = TaskState::parse(v.trim_end_matches("==>")),
+            "next_comm" => next_comm = Some(v),
+            "next_pid" => next_pid = int(v),
+            "next_prio" => next_prio = int(v),
+            _ => {}
+        }
+    }
+    Some(EventKind::SchedSwitch {
+        prev_comm: prev_comm?,
+        prev_pid: prev_pid?,
+        prev_prio: prev_prio?,
+        prev_state,
+        next_comm: next_comm?,
+        next_pid: next_pid?,
+        next_prio: next_prio?,
+    })
+}
+
+/// trace-cmd's sched_switch plugin: `prev:4734 [120] R ==> next:18 [0]`.
+fn sched_switch_plugin(p: &str) -> Option<EventKind<'_>> {
+    let (prev, next) = p.split_once(" ==> ")?;
+    let (prev_comm, prev_pid, prev_prio, state) = plugin_task(prev)?;
+    let (next_comm, next_pid, next_prio, _) = plugin_task(next)?;
+    Some(EventKind::SchedSwitch {
+        prev_comm,
+        prev_pid,
+        prev_prio,
+        prev_state: TaskState::parse(state),
+        next_comm,
+        next_pid,
+        next_prio,
+    })
+}
+
+/// `comm:pid [prio] rest` as trace-cmd's plugins print a task; the comm may contain `:`.
+fn plugin_task(s: &str) -> Option<(&str, i32, i32, &str)> {
+    let s = s.trim();
+    let open = s.rfind(" [")?;
+    let close = open + s[open..].find(']')?;
+    let (comm, pid) = s[..open].rsplit_once(':')?;
+    let prio = int(&s[open + 2..close])?;
+    Some((comm, int(pid)?, prio, s[close + 1..].trim()))
+}
+
+/// sched_waking / sched_wakeup / sched_wakeup_new in kernel or plugin form.
+fn wakeup(p: &str) -> Option<(&str, i32, i32, Option<u32>)> {
+    if !p.starts_with("comm=") {
+        let (comm, pid, prio, rest) = plugin_task(p)?;
+        let cpu = rest.rsplit_once("CPU:").and_then(|(_, c)| uint(c));
+        return Some((comm, pid, prio, cpu));
+    }
+    let (mut comm, mut pid, mut prio, mut cpu) = (None, None, None, None);
+    for (k, v) in Fields::new(p).iter() {
+        match k {
+            "comm" => comm = Some(v),
+            "pid" => pid = int(v),
+            "prio" => prio = int(v),
+            "target_cpu" => cpu = uint(v),
+            _ => {}
+        }
+    }
+    Some((comm?, pid?, prio?, cpu))
+}
+
+fn migrate(p: &str) -> Option<EventKind<'_>> {
+    let f = Fields::new(p);
+    Some(EventKind::SchedMigrateTask {
+        comm: f.get("comm")?,
+        pid: int(f.get("pid")?)?,
+        prio: int(f.get("prio")?)?,
+        orig_cpu: uint(f.get("orig_cpu")?)?,
+        dest_cpu: uint(f.get("dest_cpu")?)?,
+    })
+}
+
+fn fork(p: &str) -> Option<EventKind<'_>> {
+    let f = Fields::new(p);
+    Some(EventKind::SchedProcessFork {
+        parent_comm: f.get("comm")?,
+        parent_pid: int(f.get("pid")?)?,
+        child_comm: f.get("child_comm")?,
+        child_pid: int(f.get("child_pid")?)?,
+    })
+}
+
+fn process_exit(p: &str) -> Option<EventKind<'_>> {
+    let f = Fields::new(p);
+    Some(EventKind::SchedProcessExit {
+        comm: f.get("comm")?,
+        pid: int(f.get("pid")?)?,
+        prio: int(f.get("prio")?)?,
+    })
+}
+
+fn irq_entry(p: &str) -> Option<EventKind<'_>> {
+    let f = Fields::new(p);
+    Some(EventKind::IrqHandlerEntry {
+        irq: uint(f.get("irq")?)?,
+        name: f.get("name").unwrap_or(""),
+    })
+}
+
+fn irq_exit(p: &str) -> Option<EventKind<'_>> {
+    let f = Fields::new(p);
+    Some(EventKind::IrqHandlerExit {
+        irq: uint(f.get("irq")?)?,
+        handled: f.get("ret") == Some("handled"),
+    })
+}
+
+/// `vec=1 [action=TIMER]`: the bracket hides `action` from the field splitter.
+fn softirq(p: &str) -> Option<(u32, &str)> {
+    let rest = p.strip_prefix("vec=")?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let vec = uint(&rest[..digits])?;
+    let action = rest
+        .split_once("action=")
+        .map(|(_, a)| a.trim_end().trim_end_matches(']'))
+        .unwrap_or("");
+    Some((vec, action))
+}
+
+fn hrtimer_start(p: &str) -> Option<EventKind<'_>> {
+    let f = Fields::new(p);
+    Some(EventKind::HrtimerStart {
+        hrtimer: hex(f.get("hrtimer")?)?,
+        function: f.get("function").unwrap_or(""),
+        expires: f.get_u64("expires")?,
+        softexpires: f.get_u64("softexpires").unwrap_or(0),
+    })
+}
+
+fn hrtimer_expire_entry(p: &str) -> Option<EventKind<'_>> {
+    let f = Fields::new(p);
+    Some(EventKind::HrtimerExpireEntry {
+        hrtimer: hex(f.get("hrtimer")?)?,
+        now: f.get_u64("now")?,
+        function: f.get("function").unwrap_or(""),
+    })
+}
+
+fn hrtimer_ptr(p: &str) -> Option<u64> {
+    hex(Fields::new(p).get("hrtimer")?)
+}
+
+/// x86 `irq_vectors` events: `local_timer_entry: vector=236`, `reschedule_exit: vector=253`…
+fn irq_vector<'a>(name: &'a str, p: &'a str) -> Option<EventKind<'a>> {
+    let vector = p.strip_prefix("vector=").map(uint);
+    let vector = vector?;
+    if let Some(v) = name.strip_suffix("_entry") {
+        return Some(EventKind::IrqVectorEntry(IrqVector { name: v, vector }));
+    }
+    name.strip_suffix("_exit")
+        .map(|v| EventKind::IrqVectorExit(IrqVector { name: v, vector }))
+}
+
+/// `target_mask=… (Function call interrupts)` → `Function call interrupts`.
+fn parenthesised(p: &str) -> &str {
+    match (p.rfind('('), p.rfind(')')) {
+        (Some(a), Some(b)) if a < b => &p[a + 1..b],
+        _ => p.trim(),
+    }
+}
+
+fn caller(p: &str) -> Option<(&str, &str)> {
+    let f = Fields::new(p);
+    Some((f.get("caller")?, f.get("parent").unwrap_or("")))
+}
+
+/// `work struct=0000… function=f workqueue=wq req_cpu=1 cpu=1` (newer kernels) or
+/// `work struct 0000…: function f` (older ones and execute_start/end).
+fn work(p: &str) -> Option<(u64, &str)> {
+    let rest = p.strip_prefix("work struct")?;
+    let rest = rest.trim_start_matches([' ', '=']);
+    let end = rest.find([' ', ':']).unwrap_or(rest.len());
+    let work = hex(&rest[..end])?;
+    let function = rest
+        .split_once("function")
+        .map(|(_, f)| {
+            let f = f.trim_start_matches([' ', '=']);
+            f.split(' ').next().unwrap_or("")
+        })
+        .unwrap_or("");
+    Some((work, function))
+}
+
+fn queue_work(p: &str) -> Option<EventKind<'_>> {
+    let (work, function) = work(p)?;
+    let f = Fields::new(p);
+    Some(EventKind::WorkqueueQueueWork {
+        work,
+        function,
+        workqueue: f.get("workqueue").unwrap_or(""),
+        req_cpu: f.get("req_cpu").and_then(uint),
+        cpu: f.get("cpu").and_then(uint),
+    })
+}
+
+fn marker(kind: MarkerKind, text: &str) -> EventKind<'_> {
+    EventKind::Marker {
+        kind,
+        text: text.trim_end(),
+    }
+}
+
+/// trace-cmd prints `bprint`/`bputs`/`print` with the caller's address first: `0xc042f8a0f: text`
+/// (sometimes `0x…s:`); the kernel prints `ip: text` with a symbol. Both are dropped.
+fn strip_ip(p: &str) -> &str {
+    match p.split_once(": ") {
+        Some((ip, text)) if !ip.contains(' ') && (ip.starts_with("0x") || ip.contains('+')) => text,
+        _ => p,
+    }
+}
+
+/// `NR 172 (29, c350, …)`.
+fn sys_enter(p: &str) -> Option<EventKind<'_>> {
+    let rest = p.strip_prefix("NR ")?;
+    let nr = rest.split(' ').next()?.parse().ok()?;
+    Some(EventKind::SysEnter { nr })
+}
+
+/// `NR 172 = 0`.
+fn sys_exit(p: &str) -> Option<EventKind<'_>> {
+    let (nr, ret) = p.strip_prefix("NR ")?.split_once(" = ")?;
+    Some(EventKind::SysExit {
+        nr: nr.trim().parse().ok()?,
+        ret: ret.trim().parse().ok()?,
+    })
+}
+
+/// `do_nanosleep <-hrtimer_nanosleep`.
+fn function(p: &str) -> Option<EventKind<'_>> {
+    let (function, parent) = p.split_once(" <-").unwrap_or((p, ""));
+    Some(EventKind::Function {
+        function: function.trim(),
+        parent: parent.trim(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_sched_switch_with_spaces_in_comm() {
+        let k = decode(
+            "sched_switch",
+            "prev_comm=Web Content prev_pid=2711 prev_prio=120 prev_state=S ==> next_comm=CompositorTileW next_pid=3490 next_prio=120",
+        );
+        assert_eq!(
+            k,
+            EventKind::SchedSwitch {
+                prev_comm: "Web Content",
+                prev_pid: 2711,
+                prev_prio: 120,
+                prev_state: TaskState::Sleeping,
+                next_comm: "CompositorTileW",
+                next_pid: 3490,
+                next_prio: 120
+            }
+        );
+    }
+
+    #[test]
+    fn raw_and_plugin_sched_switch() {
+        let raw = decode("sched_switch", "prev_comm=trace-cmd prev_pid=4734 prev_prio=120 prev_state=1024 next_comm=migration/2 next_pid=18 next_prio=0");
+        let plugin = decode("sched_switch", "trace-cmd:4734 [120] R+ ==> migration/2:18 [0]");
+        for k in [raw, plugin] {
+            let EventKind::SchedSwitch { prev_pid, prev_state, next_comm, next_pid, next_prio, .. } = k else {
+                panic!("{k:?}")
+            };
+            assert_eq!((prev_pid, prev_state, next_comm, next_pid, next_prio), (4734, TaskState::Preempted, "migration/2", 18, 0));
+        }
+    }
+
+    #[test]
+    fn wakeups() {
+        assert_eq!(
+            decode("sched_waking", "comm=Binder:549_4 pid=2029 prio=120 success=1 target_cpu=000"),
+            EventKind::SchedWaking { comm: "Binder:549_4", pid: 2029, prio: 120, target_cpu: Some(0) }
+        );
+        assert_eq!(
+            decode("sched_wakeup", "kworker/u12:1:46 [120] success=1 CPU:002"),
+            EventKind::SchedWakeup { comm: "kworker/u12:1", pid: 46, prio: 120, target_cpu: Some(2) }
+        );
+    }
+
+    #[test]
+    fn interrupts_and_timers() {
+        assert_eq!(decode("irq_handler_entry", "irq=28 name=radeon"), EventKind::IrqHandlerEntry { irq: 28, name: "radeon" });
+        assert_eq!(decode("irq_handler_exit", "irq=28 ret=handled"), EventKind::IrqHandlerExit { irq: 28, handled: true });
+        assert_eq!(decode("softirq_entry", "vec=1 [action=TIMER]"), EventKind::SoftirqEntry { vec: 1, action: "TIMER" });
+        assert_eq!(
+            decode("hrtimer_start", "hrtimer=ffffaf6e0126bd18 function=hrtimer_wakeup expires=26193635601343 softexpires=26193635551343 mode=ABS"),
+            EventKind::HrtimerStart { hrtimer: 0xffffaf6e0126bd18, function: "hrtimer_wakeup", expires: 26193635601343, softexpires: 26193635551343 }
+        );
+        assert_eq!(
+            decode("hrtimer_expire_entry", "hrtimer=00000000a1b2 now=130508000123 function=timer_callback [irq_noise]"),
+            EventKind::HrtimerExpireEntry { hrtimer: 0xa1b2, now: 130508000123, function: "timer_callback [irq_noise]" }
+        );
+        assert_eq!(
+            decode("local_timer_entry", "vector=236"),
+            EventKind::IrqVectorEntry(IrqVector { name: "local_timer", vector: Some(236) })
+        );
+        assert_eq!(decode("ipi_entry", "(Rescheduling interrupts)"), EventKind::IpiEntry { reason: "Rescheduling interrupts" });
+        assert_eq!(
+            decode("irq_disable", "caller=_raw_spin_lock_irqsave+0x1d/0x60 parent=console_unlock+0x10/0x40"),
+            EventKind::IrqDisable { caller: "_raw_spin_lock_irqsave+0x1d/0x60", parent: "console_unlock+0x10/0x40" }
+        );
+    }
+
+    #[test]
+    fn workqueue_both_generations() {
+        assert_eq!(
+            decode("workqueue_queue_work", "work struct=000000002b1a0c2a function=vmstat_update workqueue=mm_percpu_wq req_cpu=1 cpu=1"),
+            EventKind::WorkqueueQueueWork { work: 0x2b1a0c2a, function: "vmstat_update", workqueue: "mm_percpu_wq", req_cpu: Some(1), cpu: Some(1) }
+        );
+        assert_eq!(
+            decode("workqueue_execute_start", "work struct 000000002b1a0c2a: function vmstat_update"),
+            EventKind::WorkqueueExecuteStart { work: 0x2b1a0c2a, function: "vmstat_update" }
+        );
+    }
+
+    #[test]
+    fn markers_and_syscalls() {
+        assert_eq!(
+            decode("tracing_mark_write", "hit latency threshold (3157 > 100)"),
+            EventKind::Marker { kind: MarkerKind::TracingMarkWrite, text: "hit latency threshold (3157 > 100)" }
+        );
+        assert_eq!(
+            decode("bprint", "0xc042f8a0f: thermal_gpu_power_get: frequency=420 load=91"),
+            EventKind::Marker { kind: MarkerKind::Bprint, text: "thermal_gpu_power_get: frequency=420 load=91" }
+        );
+        assert_eq!(decode("sys_enter", "NR 172 (29, c350, 805)"), EventKind::SysEnter { nr: 172 });
+        assert_eq!(decode("sys_exit", "NR 96 = 20"), EventKind::SysExit { nr: 96, ret: 20 });
+        assert_eq!(decode("sched_switch", "garbage"), EventKind::Other);
+    }
+}

@@ -1,0 +1,45 @@
+//! Readers: one module per on-disk format, each turning an [`Input`] into the same stream of
+//! [`Event`]s pushed into an [`EventSink`].
+
+pub mod ftrace_text;
+mod info;
+
+pub use info::{LineCounts, TraceInfo, UnparsedLine};
+
+use crate::error::{Error, Result};
+use crate::event::Event;
+use crate::input::{Format, Input};
+
+/// Receives the events of a trace in order. Analyses implement this.
+pub trait EventSink {
+    fn event(&mut self, ev: &Event<'_>);
+
+    /// The ring buffer dropped events on `cpu` here (`count` when the trace says how many).
+    /// Whatever an analysis had half-measured across this point may be wrong.
+    fn lost(&mut self, _cpu: Option<u32>, _count: Option<u64>) {}
+}
+
+/// Reads the whole input into `sink` and returns what was learnt about the trace itself.
+pub fn read(input: Input, sink: &mut dyn EventSink) -> Result<TraceInfo> {
+    let hint = match input.format {
+        Format::FtraceText => return ftrace_text::read(input, sink),
+        Format::FunctionGraph => {
+            "function_graph output will be read by `rtsleuth graph`; for latency work record events with the nop tracer"
+        }
+        Format::TraceDat => "convert it to text with `trace-cmd report > trace.txt` and give rtsleuth the text",
+        Format::Perfetto => "export its ftrace data as text (`traceconv systrace`) and give rtsleuth the text",
+        Format::SystraceHtml => "extract the ftrace text from the trace-data <script> block",
+    };
+    Err(Error::Unsupported {
+        path: input.name,
+        format: input.format.name(),
+        hint,
+    })
+}
+
+/// A sink that does nothing, for callers that only want [`TraceInfo`].
+pub struct NullSink;
+
+impl EventSink for NullSink {
+    fn event(&mut self, _: &Event<'_>) {}
+}
