@@ -1,0 +1,164 @@
+/*
+ * fifo_burst - inject a periodic, bounded SCHED_FIFO CPU burst.
+ *
+ * Usage:
+ *   fifo_burst --cpu N --prio P --burst-us B --period-ms T --duration-s D
+ *              [--drift-us U]
+ *
+ * The program
+ *   1. pins itself to CPU N (sched_setaffinity),
+ *   2. locks its memory (mlockall) so page faults do not stretch a burst,
+ *   3. switches itself to SCHED_FIFO priority P,
+ *   4. every T milliseconds (absolute clock_nanosleep deadlines, so the
+ *      period does not drift) writes "fifo_burst start <B>" to
+ *      /sys/kernel/tracing/trace_marker and then busy-spins for B
+ *      microseconds, polling clock_gettime(CLOCK_MONOTONIC),
+ *   5. exits after D seconds.
+ *
+ * --drift-us U (default 0) makes the real period T ms + U us. Without it a
+ * 50 ms period is an exact multiple of cyclictest's 1 ms interval, the phase
+ * between the two never changes and, depending on when both started, the
+ * bursts may never (or always) overlap cyclictest's wake-ups. A small drift
+ * sweeps the bursts across cyclictest's phase.
+ *
+ * Safety: the total run time is bounded by --duration-s and every single
+ * burst is bounded by --burst-us (capped at 100 ms); the program can never
+ * spin forever.  The marker write is best effort: if trace_marker cannot be
+ * opened the bursts still happen.
+ *
+ * Build:  gcc -O2 -Wall -o fifo_burst fifo_burst.c
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NSEC_PER_SEC 1000000000LL
+#define MAX_BURST_US 100000LL /* hard cap: never spin longer than 100 ms */
+
+static int64_t ts_ns(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * NSEC_PER_SEC + t->tv_nsec;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return ts_ns(&t);
+}
+
+static void usage(const char *argv0)
+{
+	fprintf(stderr,
+		"usage: %s --cpu N --prio P --burst-us B --period-ms T --duration-s D [--drift-us U]\n",
+		argv0);
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	long cpu = -1, prio = -1, burst_us = -1, period_ms = -1, duration_s = -1;
+	long drift_us = 0;
+	static const struct option opts[] = {
+		{ "cpu", required_argument, NULL, 'c' },
+		{ "prio", required_argument, NULL, 'p' },
+		{ "burst-us", required_argument, NULL, 'b' },
+		{ "period-ms", required_argument, NULL, 't' },
+		{ "duration-s", required_argument, NULL, 'd' },
+		{ "drift-us", required_argument, NULL, 'u' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int o;
+
+	while ((o = getopt_long(argc, argv, "c:p:b:t:d:u:", opts, NULL)) != -1) {
+		switch (o) {
+		case 'c': cpu = strtol(optarg, NULL, 10); break;
+		case 'p': prio = strtol(optarg, NULL, 10); break;
+		case 'b': burst_us = strtol(optarg, NULL, 10); break;
+		case 't': period_ms = strtol(optarg, NULL, 10); break;
+		case 'd': duration_s = strtol(optarg, NULL, 10); break;
+		case 'u': drift_us = strtol(optarg, NULL, 10); break;
+		default: usage(argv[0]);
+		}
+	}
+	if (cpu < 0 || prio < 1 || prio > 99 || burst_us < 0 ||
+	    period_ms < 1 || duration_s < 1 || drift_us < 0 || drift_us >= 1000000)
+		usage(argv[0]);
+	if (burst_us > MAX_BURST_US)
+		burst_us = MAX_BURST_US;
+	if (burst_us * 1000 >= period_ms * 1000000LL) {
+		fprintf(stderr, "burst must be shorter than the period\n");
+		return 2;
+	}
+
+	/* 1. pin to the requested CPU */
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		perror("sched_setaffinity");
+		return 1;
+	}
+
+	/* 2. avoid page faults during bursts (best effort) */
+	if (mlockall(MCL_CURRENT | MCL_FUTURE))
+		perror("mlockall (continuing)");
+
+	/* 3. become SCHED_FIFO */
+	struct sched_param sp = { .sched_priority = (int)prio };
+	if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
+		perror("sched_setscheduler");
+		return 1;
+	}
+
+	/* the marker tells the trace reader where the injected cause starts */
+	int marker = open("/sys/kernel/tracing/trace_marker", O_WRONLY);
+	if (marker < 0)
+		perror("open trace_marker (continuing without markers)");
+	char msg[64];
+	int msglen = snprintf(msg, sizeof(msg), "fifo_burst start %ld", burst_us);
+
+	const int64_t burst_ns = burst_us * 1000LL;
+	const int64_t period_ns = period_ms * 1000000LL + drift_us * 1000LL;
+	const int64_t end = now_ns() + duration_s * NSEC_PER_SEC;
+	struct timespec next;
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	long bursts = 0;
+
+	for (;;) {
+		/* 4a. sleep until the next absolute period boundary */
+		int64_t n = ts_ns(&next) + period_ns;
+		next.tv_sec = n / NSEC_PER_SEC;
+		next.tv_nsec = n % NSEC_PER_SEC;
+		if (n >= end)
+			break; /* 5. bounded total duration */
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
+			;
+
+		/* 4b. announce the burst in the trace */
+		if (marker >= 0 && write(marker, msg, msglen) < 0) {
+			/* tracing may be off; ignore */
+		}
+
+		/* 4c. busy-spin for burst_us, bounded by the clock */
+		int64_t stop = now_ns() + burst_ns;
+		while (now_ns() < stop)
+			;
+		bursts++;
+	}
+
+	if (marker >= 0)
+		close(marker);
+	fprintf(stderr, "fifo_burst: pid %d cpu %ld prio %ld: %ld bursts of %ld us\n",
+		(int)getpid(), cpu, prio, bursts, burst_us);
+	return 0;
+}
