@@ -1,1 +1,139 @@
-fn main() {}
+//! The `rtsleuth` command: argument parsing and wiring only; all work is in `rtsleuth-core`.
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+use rtsleuth_core::analyze::latency::{Latency, LatencyOptions, SortKey};
+use rtsleuth_core::analyze::stats::Stats;
+use rtsleuth_core::input::Input;
+use rtsleuth_core::read::{self, EventSink, TraceInfo};
+use rtsleuth_core::report::{CsvExporter, Document, Exporter, JsonExporter, TextExporter};
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+/// Tells real-time Linux engineers why a thread was late.
+#[derive(Parser)]
+#[command(name = "rtsleuth", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// What is in a trace: format, clock, CPUs, span, events per type and CPU, lost events.
+    Stats {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Per-task wake-up latency (sched_waking -> sched_switch), a superset of `perf sched latency`.
+    Latency {
+        #[command(flatten)]
+        common: Common,
+        /// Only tasks whose name contains this (repeatable).
+        #[arg(long = "task", value_name = "COMM")]
+        tasks: Vec<String>,
+        /// Only this pid (repeatable).
+        #[arg(long = "pid")]
+        pids: Vec<i32>,
+        /// Only wake-ups that ended on this CPU (repeatable, or comma-separated).
+        #[arg(long = "cpu", value_delimiter = ',')]
+        cpus: Vec<u32>,
+        /// Only real-time tasks (kernel prio < 100).
+        #[arg(long)]
+        rt_only: bool,
+        /// Order of the task table: max, avg, p99, wakeups, runtime, pid, task.
+        #[arg(long, default_value = "max")]
+        sort: SortKey,
+        /// Print a histogram of the selected tasks' latencies.
+        #[arg(long)]
+        hist: bool,
+        /// Write the task table as CSV.
+        #[arg(long, conflicts_with = "json")]
+        csv: bool,
+    },
+}
+
+#[derive(Args)]
+struct Common {
+    /// Trace file (ftrace text, optionally .gz/.zst/.xz), or - for standard input.
+    trace: String,
+    /// Print the stable JSON document instead of the text report.
+    #[arg(long)]
+    json: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // A closed pipe (`rtsleuth ... | head`) is not an error worth a message.
+            if e.downcast_ref::<io::Error>()
+                .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+            {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("rtsleuth: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Stats { common } => {
+            let mut stats = Stats::new();
+            let info = read_trace(&common.trace, &mut stats)?;
+            emit(&stats.document(&info), common.json, false)
+        }
+        Command::Latency {
+            common,
+            tasks,
+            pids,
+            cpus,
+            rt_only,
+            sort,
+            hist,
+            csv,
+        } => {
+            let opts = LatencyOptions {
+                pids,
+                comms: tasks,
+                cpus,
+                rt_only,
+                sort,
+                hist,
+            };
+            let mut latency = Latency::new(opts);
+            let info = read_trace(&common.trace, &mut latency)?;
+            emit(&latency.document(&info), common.json, csv)
+        }
+    }
+}
+
+fn read_trace(path: &str, sink: &mut dyn EventSink) -> Result<TraceInfo> {
+    let input = Input::open(path)?;
+    Ok(read::read(input, sink)?)
+}
+
+fn emit(doc: &Document, json: bool, csv: bool) -> Result<()> {
+    let exporter: &dyn Exporter = if json {
+        &JsonExporter
+    } else if csv {
+        &CsvExporter
+    } else {
+        &TextExporter
+    };
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    exporter
+        .export(doc, &mut out)
+        .context("writing the report")?;
+    out.flush()?;
+    if csv || json {
+        for w in &doc.warnings {
+            eprintln!("rtsleuth: warning: {w}");
+        }
+    }
+    Ok(())
+}

@@ -1,1 +1,9 @@
-//! Analyses
+//! Analyses: each is an [`crate::read::EventSink`] fed one event at a time, holding state per
+//! task, CPU or open interval (never per event), and producing a [`crate::report::Document`]
+//! at the end.
+
+pub mod latency;
+pub mod stats;
+mod task_names;
+
+pub use task_names::TaskNames;

@@ -129,7 +129,11 @@ mod tests {
     use super::*;
 
     fn chunks(text: &str, size: usize) -> Vec<String> {
-        let mut r = ChunkReader::with_chunk_size("t", Box::new(io::Cursor::new(text.as_bytes().to_vec())), size);
+        let mut r = ChunkReader::with_chunk_size(
+            "t",
+            Box::new(io::Cursor::new(text.as_bytes().to_vec())),
+            size,
+        );
         let mut out = Vec::new();
         while let Some(c) = r.next_chunk().unwrap() {
             out.push(String::from_utf8(c.data).unwrap());
@@ -148,12 +152,19 @@ mod tests {
     #[test]
     fn overlong_line_is_refused() {
         let text = "x".repeat(MAX_LINE * 2);
-        let mut r = ChunkReader::with_chunk_size("big", Box::new(io::Cursor::new(format!("ok\n{text}\n").into_bytes())), 1024);
+        let mut r = ChunkReader::with_chunk_size(
+            "big",
+            Box::new(io::Cursor::new(format!("ok\n{text}\n").into_bytes())),
+            1024,
+        );
         let first = r.next_chunk().unwrap().unwrap();
         assert_eq!(first.data, b"ok\n");
         match r.next_chunk() {
             Err(Error::LineTooLong { offset, .. }) => assert_eq!(offset, 3),
-            other => panic!("expected LineTooLong, got {:?}", other.map(|c| c.map(|c| c.data.len()))),
+            other => panic!(
+                "expected LineTooLong, got {:?}",
+                other.map(|c| c.map(|c| c.data.len()))
+            ),
         }
     }
 }

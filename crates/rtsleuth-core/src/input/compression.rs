@@ -99,7 +99,13 @@ struct DecodeFailure {
 
 impl std::fmt::Display for DecodeFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} decoding failed at byte {}: {}", self.compression.name(), self.offset, self.source)
+        write!(
+            f,
+            "{} decoding failed at byte {}: {}",
+            self.compression.name(),
+            self.offset,
+            self.source
+        )
     }
 }
 

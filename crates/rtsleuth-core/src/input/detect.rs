@@ -92,7 +92,11 @@ fn looks_like_perfetto(head: &[u8]) -> bool {
             break;
         }
     }
-    len > 0 && head.get(i).is_some_and(|&tag| tag & 0x07 <= 5 && tag >= 0x08) && text_prefix(head).is_none()
+    len > 0
+        && head
+            .get(i)
+            .is_some_and(|&tag| tag & 0x07 <= 5 && tag >= 0x08)
+        && text_prefix(head).is_none()
 }
 
 /// function_graph output announces itself in the header, or its lines have the
@@ -131,7 +135,10 @@ mod tests {
 
     #[test]
     fn formats() {
-        assert_eq!(Format::detect(b"\x17\x08\x44tracing6\0"), Ok(Format::TraceDat));
+        assert_eq!(
+            Format::detect(b"\x17\x08\x44tracing6\0"),
+            Ok(Format::TraceDat)
+        );
         assert_eq!(
             Format::detect(b"# tracer: nop\n  bash-1 [000] .... 1.0: x: y\n"),
             Ok(Format::FtraceText)

@@ -148,7 +148,10 @@ impl TraceInfo {
                 .first()
                 .map(|u| format!(", first at line {}: {:?}", u.line, u.text))
                 .unwrap_or_default();
-            w.push(format!("{} lines were not understood and skipped{first}", self.unparsed()));
+            w.push(format!(
+                "{} lines were not understood and skipped{first}",
+                self.unparsed()
+            ));
         }
         w
     }

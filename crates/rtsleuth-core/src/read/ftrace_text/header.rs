@@ -27,7 +27,10 @@ pub struct Header {
 impl Header {
     /// Entries that were written to the ring buffer but overwritten before being read.
     pub fn overwritten(&self) -> Option<u64> {
-        Some(self.entries_written?.saturating_sub(self.entries_in_buffer?))
+        Some(
+            self.entries_written?
+                .saturating_sub(self.entries_in_buffer?),
+        )
     }
 
     /// Reads the header lines at the top of `text` (it stops at the first event line).

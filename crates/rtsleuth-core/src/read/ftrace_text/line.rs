@@ -12,9 +12,14 @@ pub enum Line<'a> {
     /// An event, and how its timestamp was printed.
     Event(Event<'a>, TimestampUnit),
     /// `CPU:1 [LOST 123 EVENTS]`: the ring buffer dropped events on that CPU here.
-    Lost { cpu: Option<u32>, count: Option<u64> },
+    Lost {
+        cpu: Option<u32>,
+        count: Option<u64>,
+    },
     /// `##### CPU 2 buffer started ####`: earlier events of that CPU were overwritten.
-    BufferStarted { cpu: u32 },
+    BufferStarted {
+        cpu: u32,
+    },
     Other(NonEvent),
 }
 
@@ -110,9 +115,7 @@ fn classify_other(t: &str) -> Line<'_> {
             .strip_prefix("CPU:")
             .and_then(first_number)
             .map(|c| c as u32);
-        let count = t
-            .split_once('[')
-            .and_then(|(_, rest)| first_number(rest));
+        let count = t.split_once('[').and_then(|(_, rest)| first_number(rest));
         return Line::Lost { cpu, count };
     }
     if t.starts_with("version =")
@@ -162,9 +165,8 @@ pub enum TimestampUnit {
 /// Parses an event line, or returns `None` if the line is not one.
 pub fn parse_event<'a>(line: &'a str, ctx: &LineContext) -> Option<(Event<'a>, TimestampUnit)> {
     let bytes = line.as_bytes();
-    let colon = memchr::memmem::find(bytes, b": ").or_else(|| {
-        (bytes.last() == Some(&b':')).then(|| bytes.len() - 1)
-    })?;
+    let colon = memchr::memmem::find(bytes, b": ")
+        .or_else(|| (bytes.last() == Some(&b':')).then(|| bytes.len() - 1))?;
     let head = &line[..colon];
     let prefix = bracketed_prefix(head, ctx).or_else(|| latency_prefix(head, ctx))?;
     let rest = line.get(colon + 2..).unwrap_or("");
@@ -191,7 +193,10 @@ fn bracketed_prefix<'a>(head: &'a str, ctx: &LineContext) -> Option<Prefix<'a>> 
         if open == 0 || !matches!(b[open - 1], b' ' | b'\t') {
             continue;
         }
-        let digits = b[open + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        let digits = b[open + 1..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
         let close = open + 1 + digits;
         if digits == 0 || b.get(close) != Some(&b']') {
             continue;
@@ -282,7 +287,10 @@ fn parse_seconds(tok: &str) -> Option<Timestamp> {
     }
     let secs: u64 = secs.parse().ok()?;
     if frac.is_empty() {
-        return tok.contains('.').then_some(secs * 1_000_000_000).or(Some(secs));
+        return tok
+            .contains('.')
+            .then_some(secs * 1_000_000_000)
+            .or(Some(secs));
     }
     if !frac.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -297,7 +305,10 @@ fn parse_microseconds(tok: &str) -> Option<Timestamp> {
     let tok = tok.trim_end_matches(['+', '!', '#', '*', '@', '$']);
     let us = tok.strip_suffix("us")?;
     let (int, frac) = us.split_once('.').unwrap_or((us, ""));
-    if int.is_empty() || !int.bytes().all(|b| b.is_ascii_digit()) || !frac.bytes().all(|b| b.is_ascii_digit()) {
+    if int.is_empty()
+        || !int.bytes().all(|b| b.is_ascii_digit())
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+    {
         return None;
     }
     let digits = &frac[..frac.len().min(3)];
@@ -306,7 +317,10 @@ fn parse_microseconds(tok: &str) -> Option<Timestamp> {
     } else {
         digits.parse::<u64>().ok()? * 10u64.pow(3 - digits.len() as u32)
     };
-    int.parse::<u64>().ok()?.checked_mul(1000)?.checked_add(frac_ns)
+    int.parse::<u64>()
+        .ok()?
+        .checked_mul(1000)?
+        .checked_add(frac_ns)
 }
 
 /// Splits `name: payload`. Lines without an event name are function-tracer entries
@@ -356,7 +370,10 @@ mod tests {
     #[test]
     fn modern_line() {
         let e = ev("            bash-2438    [000] dN.2.   130.508857: sched_wakeup_new: comm=bash pid=2442 prio=120 target_cpu=000");
-        assert_eq!((e.comm, e.pid, e.cpu, e.ts), ("bash", 2438, 0, 130_508_857_000));
+        assert_eq!(
+            (e.comm, e.pid, e.cpu, e.ts),
+            ("bash", 2438, 0, 130_508_857_000)
+        );
         assert!(e.flags.need_resched && e.flags.irqs_off);
         assert_eq!(e.flags.preempt_depth, 2);
         assert_eq!(e.name, "sched_wakeup_new");
@@ -366,7 +383,10 @@ mod tests {
     #[test]
     fn tgid_columns() {
         let e = ev("com.google.android.youtube-23071 (23071) [002] d..5 214168.479892: sched_wakeup: comm=Binder:549_4 pid=2029 prio=120 success=1 target_cpu=000");
-        assert_eq!((e.comm, e.pid, e.tgid, e.cpu), ("com.google.android.youtube", 23071, Some(23071), 2));
+        assert_eq!(
+            (e.comm, e.pid, e.tgid, e.cpu),
+            ("com.google.android.youtube", 23071, Some(23071), 2)
+        );
         let e = ev("            bash-2438    (-------) [000] .....   130.508817: sched_process_fork: comm=bash pid=2438 child_comm=bash child_pid=2442");
         assert_eq!((e.comm, e.tgid), ("bash", None));
     }
@@ -387,7 +407,10 @@ mod tests {
     fn trace_cmd_report_without_flags() {
         let e = ev("              ls-4734  [002] 106439.675591: sched_switch:          prev_comm=trace-cmd prev_pid=4734 prev_prio=120 prev_state=1024 next_comm=migration/2 next_pid=18 next_prio=0");
         assert!(!e.flags.known);
-        assert_eq!((e.cpu, e.ts, e.name), (2, 106_439_675_591_000, "sched_switch"));
+        assert_eq!(
+            (e.cpu, e.ts, e.name),
+            (2, 106_439_675_591_000, "sched_switch")
+        );
         assert!(e.payload.starts_with("prev_comm=trace-cmd"));
         let e = ev("\t   <...>-15430 [006]  7115.449594: sched_switch:          prev_comm=trace-cmd prev_pid=15430 prev_prio=120 prev_state=64 next_comm=swapper/6 next_pid=0 next_prio=120");
         assert_eq!((e.comm, e.pid, e.cpu), ("<...>", 15430, 6));
@@ -396,9 +419,13 @@ mod tests {
     #[test]
     fn latency_format() {
         let e = ev("    bash-2438      0d..2. 130508844us+: sched_stat_runtime: comm=bash pid=2438 runtime=2296747 [ns]");
-        assert_eq!((e.comm, e.pid, e.cpu, e.ts), ("bash", 2438, 0, 130_508_844_000));
+        assert_eq!(
+            (e.comm, e.pid, e.cpu, e.ts),
+            ("bash", 2438, 0, 130_508_844_000)
+        );
         assert!(e.flags.irqs_off);
-        let e = ev("      ps-6143    2d..1  259us+: trace_hardirqs_on <-_raw_spin_unlock_irqrestore");
+        let e =
+            ev("      ps-6143    2d..1  259us+: trace_hardirqs_on <-_raw_spin_unlock_irqrestore");
         assert_eq!((e.cpu, e.ts, e.name), (2, 259_000, "function"));
         assert_eq!(e.flags.preempt_depth, 1);
         let e = ev("      ps-6143    2d..1  306us : <stack trace>");
@@ -412,7 +439,9 @@ mod tests {
 
     #[test]
     fn rt_seven_flags() {
-        let e = ev("     ktimersoftd-9     [001] d..h1.. 1000.000100: irq_handler_entry: irq=9 name=acpi");
+        let e = ev(
+            "     ktimersoftd-9     [001] d..h1.. 1000.000100: irq_handler_entry: irq=9 name=acpi",
+        );
         assert!(e.flags.hardirq && e.flags.irqs_off);
         assert_eq!(e.flags.preempt_depth, 1);
     }
@@ -424,9 +453,18 @@ mod tests {
             Line::Event(_, u) => u,
             other => panic!("{other:?}"),
         };
-        assert_eq!(unit("  a-1 [000] .... 12.000001: x: y"), TimestampUnit::Seconds);
-        assert_eq!(unit("  a-1 [000] .... 12000001: x: y"), TimestampUnit::Counter);
-        assert_eq!(unit("  a-1   0d..2. 12us : x: y"), TimestampUnit::Microseconds);
+        assert_eq!(
+            unit("  a-1 [000] .... 12.000001: x: y"),
+            TimestampUnit::Seconds
+        );
+        assert_eq!(
+            unit("  a-1 [000] .... 12000001: x: y"),
+            TimestampUnit::Counter
+        );
+        assert_eq!(
+            unit("  a-1   0d..2. 12us : x: y"),
+            TimestampUnit::Microseconds
+        );
     }
 
     #[test]
@@ -443,15 +481,39 @@ mod tests {
     #[test]
     fn other_lines() {
         let ctx = LineContext::default();
-        assert_eq!(parse_line("CPU:1 [LOST 123 EVENTS]", &ctx), Line::Lost { cpu: Some(1), count: Some(123) });
-        assert_eq!(parse_line("##### CPU 2 buffer started ####", &ctx), Line::BufferStarted { cpu: 2 });
-        assert_eq!(parse_line("# tracer: nop", &ctx), Line::Other(NonEvent::Comment));
+        assert_eq!(
+            parse_line("CPU:1 [LOST 123 EVENTS]", &ctx),
+            Line::Lost {
+                cpu: Some(1),
+                count: Some(123)
+            }
+        );
+        assert_eq!(
+            parse_line("##### CPU 2 buffer started ####", &ctx),
+            Line::BufferStarted { cpu: 2 }
+        );
+        assert_eq!(
+            parse_line("# tracer: nop", &ctx),
+            Line::Other(NonEvent::Comment)
+        );
         assert_eq!(parse_line("   ", &ctx), Line::Other(NonEvent::Blank));
         assert_eq!(parse_line("[...]", &ctx), Line::Other(NonEvent::Elided));
-        assert_eq!(parse_line(" => vfs_read", &ctx), Line::Other(NonEvent::StackFrame));
-        assert_eq!(parse_line("version = 6", &ctx), Line::Other(NonEvent::TraceCmdHeader));
-        assert_eq!(parse_line("CPU 3 is empty", &ctx), Line::Other(NonEvent::TraceCmdHeader));
-        assert_eq!(parse_line("Tracing \"do_nanosleep\"... Ctrl-C to end.", &ctx), Line::Other(NonEvent::Unparsed));
+        assert_eq!(
+            parse_line(" => vfs_read", &ctx),
+            Line::Other(NonEvent::StackFrame)
+        );
+        assert_eq!(
+            parse_line("version = 6", &ctx),
+            Line::Other(NonEvent::TraceCmdHeader)
+        );
+        assert_eq!(
+            parse_line("CPU 3 is empty", &ctx),
+            Line::Other(NonEvent::TraceCmdHeader)
+        );
+        assert_eq!(
+            parse_line("Tracing \"do_nanosleep\"... Ctrl-C to end.", &ctx),
+            Line::Other(NonEvent::Unparsed)
+        );
         assert_eq!(parse_line(" gid=4", &ctx), Line::Other(NonEvent::Unparsed));
     }
 }

@@ -31,15 +31,24 @@ pub fn read(input: Input, sink: &mut dyn EventSink) -> Result<TraceInfo> {
 
 /// Reads a text trace from memory in blocks of `chunk_size` bytes (tests use small blocks to
 /// exercise the block boundaries).
-pub fn read_bytes(name: &str, bytes: Vec<u8>, chunk_size: usize, sink: &mut dyn EventSink) -> Result<TraceInfo> {
-    let chunks = ChunkReader::with_chunk_size(name, Box::new(std::io::Cursor::new(bytes)), chunk_size);
+pub fn read_bytes(
+    name: &str,
+    bytes: Vec<u8>,
+    chunk_size: usize,
+    sink: &mut dyn EventSink,
+) -> Result<TraceInfo> {
+    let chunks =
+        ChunkReader::with_chunk_size(name, Box::new(std::io::Cursor::new(bytes)), chunk_size);
     let info = TraceInfo::new(name, crate::input::Format::FtraceText, None);
     Driver { chunks, info }.run(sink)
 }
 
 enum Record<'a> {
     Event(Event<'a>),
-    Lost { cpu: Option<u32>, count: Option<u64> },
+    Lost {
+        cpu: Option<u32>,
+        count: Option<u64>,
+    },
 }
 
 /// The result of parsing one block.
@@ -233,7 +242,10 @@ fn parse_chunk<'a>(chunk: &'a Chunk, ctx: &LineContext) -> Parsed<'a> {
                 if p.unparsed.len() < EXAMPLES {
                     p.unparsed.push(UnparsedLine {
                         line: line_no,
-                        text: format!("(not UTF-8) {}", String::from_utf8_lossy(&raw[..raw.len().min(80)])),
+                        text: format!(
+                            "(not UTF-8) {}",
+                            String::from_utf8_lossy(&raw[..raw.len().min(80)])
+                        ),
                     });
                 }
             }

@@ -11,50 +11,79 @@ use crate::event::{EventKind, Fields, IrqVector, MarkerKind, TaskState};
 pub fn decode<'a>(name: &'a str, payload: &'a str) -> EventKind<'a> {
     let decoded = match name {
         "sched_switch" => sched_switch(payload),
-        "sched_waking" => wakeup(payload).map(|(comm, pid, prio, target_cpu)| EventKind::SchedWaking {
-            comm,
-            pid,
-            prio,
-            target_cpu,
-        }),
-        "sched_wakeup" => wakeup(payload).map(|(comm, pid, prio, target_cpu)| EventKind::SchedWakeup {
-            comm,
-            pid,
-            prio,
-            target_cpu,
-        }),
-        "sched_wakeup_new" => wakeup(payload).map(|(comm, pid, prio, target_cpu)| {
-            EventKind::SchedWakeupNew {
+        "sched_waking" => {
+            wakeup(payload).map(|(comm, pid, prio, target_cpu)| EventKind::SchedWaking {
                 comm,
                 pid,
                 prio,
                 target_cpu,
-            }
-        }),
+            })
+        }
+        "sched_wakeup" => {
+            wakeup(payload).map(|(comm, pid, prio, target_cpu)| EventKind::SchedWakeup {
+                comm,
+                pid,
+                prio,
+                target_cpu,
+            })
+        }
+        "sched_wakeup_new" => {
+            wakeup(payload).map(|(comm, pid, prio, target_cpu)| EventKind::SchedWakeupNew {
+                comm,
+                pid,
+                prio,
+                target_cpu,
+            })
+        }
         "sched_migrate_task" => migrate(payload),
         "sched_process_fork" => fork(payload),
         "sched_process_exit" => process_exit(payload),
         "irq_handler_entry" => irq_entry(payload),
         "irq_handler_exit" => irq_exit(payload),
-        "softirq_raise" => softirq(payload).map(|(vec, action)| EventKind::SoftirqRaise { vec, action }),
-        "softirq_entry" => softirq(payload).map(|(vec, action)| EventKind::SoftirqEntry { vec, action }),
-        "softirq_exit" => softirq(payload).map(|(vec, action)| EventKind::SoftirqExit { vec, action }),
+        "softirq_raise" => {
+            softirq(payload).map(|(vec, action)| EventKind::SoftirqRaise { vec, action })
+        }
+        "softirq_entry" => {
+            softirq(payload).map(|(vec, action)| EventKind::SoftirqEntry { vec, action })
+        }
+        "softirq_exit" => {
+            softirq(payload).map(|(vec, action)| EventKind::SoftirqExit { vec, action })
+        }
         "hrtimer_start" => hrtimer_start(payload),
         "hrtimer_expire_entry" => hrtimer_expire_entry(payload),
-        "hrtimer_expire_exit" => hrtimer_ptr(payload).map(|hrtimer| EventKind::HrtimerExpireExit { hrtimer }),
-        "hrtimer_cancel" => hrtimer_ptr(payload).map(|hrtimer| EventKind::HrtimerCancel { hrtimer }),
-        "ipi_raise" => Some(EventKind::IpiRaise { reason: parenthesised(payload) }),
-        "ipi_entry" => Some(EventKind::IpiEntry { reason: parenthesised(payload) }),
-        "ipi_exit" => Some(EventKind::IpiExit { reason: parenthesised(payload) }),
-        "irq_disable" => caller(payload).map(|(caller, parent)| EventKind::IrqDisable { caller, parent }),
-        "irq_enable" => caller(payload).map(|(caller, parent)| EventKind::IrqEnable { caller, parent }),
-        "preempt_disable" => caller(payload).map(|(caller, parent)| EventKind::PreemptDisable { caller, parent }),
-        "preempt_enable" => caller(payload).map(|(caller, parent)| EventKind::PreemptEnable { caller, parent }),
-        "workqueue_queue_work" => queue_work(payload),
-        "workqueue_activate_work" => work(payload).map(|(work, _)| EventKind::WorkqueueActivateWork { work }),
-        "workqueue_execute_start" => {
-            work(payload).map(|(work, function)| EventKind::WorkqueueExecuteStart { work, function })
+        "hrtimer_expire_exit" => {
+            hrtimer_ptr(payload).map(|hrtimer| EventKind::HrtimerExpireExit { hrtimer })
         }
+        "hrtimer_cancel" => {
+            hrtimer_ptr(payload).map(|hrtimer| EventKind::HrtimerCancel { hrtimer })
+        }
+        "ipi_raise" => Some(EventKind::IpiRaise {
+            reason: parenthesised(payload),
+        }),
+        "ipi_entry" => Some(EventKind::IpiEntry {
+            reason: parenthesised(payload),
+        }),
+        "ipi_exit" => Some(EventKind::IpiExit {
+            reason: parenthesised(payload),
+        }),
+        "irq_disable" => {
+            caller(payload).map(|(caller, parent)| EventKind::IrqDisable { caller, parent })
+        }
+        "irq_enable" => {
+            caller(payload).map(|(caller, parent)| EventKind::IrqEnable { caller, parent })
+        }
+        "preempt_disable" => {
+            caller(payload).map(|(caller, parent)| EventKind::PreemptDisable { caller, parent })
+        }
+        "preempt_enable" => {
+            caller(payload).map(|(caller, parent)| EventKind::PreemptEnable { caller, parent })
+        }
+        "workqueue_queue_work" => queue_work(payload),
+        "workqueue_activate_work" => {
+            work(payload).map(|(work, _)| EventKind::WorkqueueActivateWork { work })
+        }
+        "workqueue_execute_start" => work(payload)
+            .map(|(work, function)| EventKind::WorkqueueExecuteStart { work, function }),
         "workqueue_execute_end" => {
             work(payload).map(|(work, function)| EventKind::WorkqueueExecuteEnd { work, function })
         }
@@ -89,7 +118,8 @@ fn sched_switch(p: &str) -> Option<EventKind<'_>> {
     if !p.starts_with("prev_comm=") {
         return sched_switch_plugin(p);
     }
-    let (mut prev_comm, mut prev_pid, mut prev_prio, mut prev_state) = (None, None, None, TaskState::Unknown);
+    let (mut prev_comm, mut prev_pid, mut prev_prio, mut prev_state) =
+        (None, None, None, TaskState::Unknown);
     let (mut next_comm, mut next_pid, mut next_prio) = (None, None, None);
     for (k, v) in Fields::new(p).iter() {
         match k {
@@ -301,11 +331,12 @@ fn marker(kind: MarkerKind, text: &str) -> EventKind<'_> {
     }
 }
 
-/// trace-cmd prints `bprint`/`bputs`/`print` with the caller's address first: `0xc042f8a0f: text`
-/// (sometimes `0x…s:`); the kernel prints `ip: text` with a symbol. Both are dropped.
+/// `print`, `bprint` and `bputs` are printed as `ip: text` (their print format is `%ps: %s`):
+/// the caller's symbol from the kernel (`tracing_mark_write: …` for trace_marker writes), or a
+/// raw address from trace-cmd (`0xc042f8a0f: …`). The ip is dropped.
 fn strip_ip(p: &str) -> &str {
     match p.split_once(": ") {
-        Some((ip, text)) if !ip.contains(' ') && (ip.starts_with("0x") || ip.contains('+')) => text,
+        Some((ip, text)) if !ip.is_empty() && !ip.contains(' ') => text,
         _ => p,
     }
 }
@@ -362,48 +393,114 @@ mod tests {
     #[test]
     fn raw_and_plugin_sched_switch() {
         let raw = decode("sched_switch", "prev_comm=trace-cmd prev_pid=4734 prev_prio=120 prev_state=1024 next_comm=migration/2 next_pid=18 next_prio=0");
-        let plugin = decode("sched_switch", "trace-cmd:4734 [120] R+ ==> migration/2:18 [0]");
+        let plugin = decode(
+            "sched_switch",
+            "trace-cmd:4734 [120] R+ ==> migration/2:18 [0]",
+        );
         for k in [raw, plugin] {
-            let EventKind::SchedSwitch { prev_pid, prev_state, next_comm, next_pid, next_prio, .. } = k else {
+            let EventKind::SchedSwitch {
+                prev_pid,
+                prev_state,
+                next_comm,
+                next_pid,
+                next_prio,
+                ..
+            } = k
+            else {
                 panic!("{k:?}")
             };
-            assert_eq!((prev_pid, prev_state, next_comm, next_pid, next_prio), (4734, TaskState::Preempted, "migration/2", 18, 0));
+            assert_eq!(
+                (prev_pid, prev_state, next_comm, next_pid, next_prio),
+                (4734, TaskState::Preempted, "migration/2", 18, 0)
+            );
         }
     }
 
     #[test]
     fn wakeups() {
         assert_eq!(
-            decode("sched_waking", "comm=Binder:549_4 pid=2029 prio=120 success=1 target_cpu=000"),
-            EventKind::SchedWaking { comm: "Binder:549_4", pid: 2029, prio: 120, target_cpu: Some(0) }
+            decode(
+                "sched_waking",
+                "comm=Binder:549_4 pid=2029 prio=120 success=1 target_cpu=000"
+            ),
+            EventKind::SchedWaking {
+                comm: "Binder:549_4",
+                pid: 2029,
+                prio: 120,
+                target_cpu: Some(0)
+            }
         );
         assert_eq!(
             decode("sched_wakeup", "kworker/u12:1:46 [120] success=1 CPU:002"),
-            EventKind::SchedWakeup { comm: "kworker/u12:1", pid: 46, prio: 120, target_cpu: Some(2) }
+            EventKind::SchedWakeup {
+                comm: "kworker/u12:1",
+                pid: 46,
+                prio: 120,
+                target_cpu: Some(2)
+            }
         );
     }
 
     #[test]
     fn interrupts_and_timers() {
-        assert_eq!(decode("irq_handler_entry", "irq=28 name=radeon"), EventKind::IrqHandlerEntry { irq: 28, name: "radeon" });
-        assert_eq!(decode("irq_handler_exit", "irq=28 ret=handled"), EventKind::IrqHandlerExit { irq: 28, handled: true });
-        assert_eq!(decode("softirq_entry", "vec=1 [action=TIMER]"), EventKind::SoftirqEntry { vec: 1, action: "TIMER" });
+        assert_eq!(
+            decode("irq_handler_entry", "irq=28 name=radeon"),
+            EventKind::IrqHandlerEntry {
+                irq: 28,
+                name: "radeon"
+            }
+        );
+        assert_eq!(
+            decode("irq_handler_exit", "irq=28 ret=handled"),
+            EventKind::IrqHandlerExit {
+                irq: 28,
+                handled: true
+            }
+        );
+        assert_eq!(
+            decode("softirq_entry", "vec=1 [action=TIMER]"),
+            EventKind::SoftirqEntry {
+                vec: 1,
+                action: "TIMER"
+            }
+        );
         assert_eq!(
             decode("hrtimer_start", "hrtimer=ffffaf6e0126bd18 function=hrtimer_wakeup expires=26193635601343 softexpires=26193635551343 mode=ABS"),
             EventKind::HrtimerStart { hrtimer: 0xffffaf6e0126bd18, function: "hrtimer_wakeup", expires: 26193635601343, softexpires: 26193635551343 }
         );
         assert_eq!(
-            decode("hrtimer_expire_entry", "hrtimer=00000000a1b2 now=130508000123 function=timer_callback [irq_noise]"),
-            EventKind::HrtimerExpireEntry { hrtimer: 0xa1b2, now: 130508000123, function: "timer_callback [irq_noise]" }
+            decode(
+                "hrtimer_expire_entry",
+                "hrtimer=00000000a1b2 now=130508000123 function=timer_callback [irq_noise]"
+            ),
+            EventKind::HrtimerExpireEntry {
+                hrtimer: 0xa1b2,
+                now: 130508000123,
+                function: "timer_callback [irq_noise]"
+            }
         );
         assert_eq!(
             decode("local_timer_entry", "vector=236"),
-            EventKind::IrqVectorEntry(IrqVector { name: "local_timer", vector: Some(236) })
+            EventKind::IrqVectorEntry(IrqVector {
+                name: "local_timer",
+                vector: Some(236)
+            })
         );
-        assert_eq!(decode("ipi_entry", "(Rescheduling interrupts)"), EventKind::IpiEntry { reason: "Rescheduling interrupts" });
         assert_eq!(
-            decode("irq_disable", "caller=_raw_spin_lock_irqsave+0x1d/0x60 parent=console_unlock+0x10/0x40"),
-            EventKind::IrqDisable { caller: "_raw_spin_lock_irqsave+0x1d/0x60", parent: "console_unlock+0x10/0x40" }
+            decode("ipi_entry", "(Rescheduling interrupts)"),
+            EventKind::IpiEntry {
+                reason: "Rescheduling interrupts"
+            }
+        );
+        assert_eq!(
+            decode(
+                "irq_disable",
+                "caller=_raw_spin_lock_irqsave+0x1d/0x60 parent=console_unlock+0x10/0x40"
+            ),
+            EventKind::IrqDisable {
+                caller: "_raw_spin_lock_irqsave+0x1d/0x60",
+                parent: "console_unlock+0x10/0x40"
+            }
         );
     }
 
@@ -414,8 +511,14 @@ mod tests {
             EventKind::WorkqueueQueueWork { work: 0x2b1a0c2a, function: "vmstat_update", workqueue: "mm_percpu_wq", req_cpu: Some(1), cpu: Some(1) }
         );
         assert_eq!(
-            decode("workqueue_execute_start", "work struct 000000002b1a0c2a: function vmstat_update"),
-            EventKind::WorkqueueExecuteStart { work: 0x2b1a0c2a, function: "vmstat_update" }
+            decode(
+                "workqueue_execute_start",
+                "work struct 000000002b1a0c2a: function vmstat_update"
+            ),
+            EventKind::WorkqueueExecuteStart {
+                work: 0x2b1a0c2a,
+                function: "vmstat_update"
+            }
         );
     }
 
@@ -423,14 +526,36 @@ mod tests {
     fn markers_and_syscalls() {
         assert_eq!(
             decode("tracing_mark_write", "hit latency threshold (3157 > 100)"),
-            EventKind::Marker { kind: MarkerKind::TracingMarkWrite, text: "hit latency threshold (3157 > 100)" }
+            EventKind::Marker {
+                kind: MarkerKind::TracingMarkWrite,
+                text: "hit latency threshold (3157 > 100)"
+            }
         );
         assert_eq!(
-            decode("bprint", "0xc042f8a0f: thermal_gpu_power_get: frequency=420 load=91"),
-            EventKind::Marker { kind: MarkerKind::Bprint, text: "thermal_gpu_power_get: frequency=420 load=91" }
+            decode(
+                "bprint",
+                "0xc042f8a0f: thermal_gpu_power_get: frequency=420 load=91"
+            ),
+            EventKind::Marker {
+                kind: MarkerKind::Bprint,
+                text: "thermal_gpu_power_get: frequency=420 load=91"
+            }
         );
-        assert_eq!(decode("sys_enter", "NR 172 (29, c350, 805)"), EventKind::SysEnter { nr: 172 });
-        assert_eq!(decode("sys_exit", "NR 96 = 20"), EventKind::SysExit { nr: 96, ret: 20 });
+        assert_eq!(
+            decode("print", "tracing_mark_write: fifo_burst start 300"),
+            EventKind::Marker {
+                kind: MarkerKind::Print,
+                text: "fifo_burst start 300"
+            }
+        );
+        assert_eq!(
+            decode("sys_enter", "NR 172 (29, c350, 805)"),
+            EventKind::SysEnter { nr: 172 }
+        );
+        assert_eq!(
+            decode("sys_exit", "NR 96 = 20"),
+            EventKind::SysExit { nr: 96, ret: 20 }
+        );
         assert_eq!(decode("sched_switch", "garbage"), EventKind::Other);
     }
 }

@@ -1,0 +1,278 @@
+//! The `latency` report: the per-task table, the per-CPU view and the optional histogram.
+
+use super::{Latency, LatencyHistogram, Task};
+use crate::event::ns_to_us;
+use crate::event::ts_to_secs;
+use crate::read::TraceInfo;
+use crate::report::{fmt_ts, fmt_us, trace_json, Align, Block, Document, Table};
+
+/// Order of the task table.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SortKey {
+    #[default]
+    Max,
+    Avg,
+    P99,
+    Wakeups,
+    Runtime,
+    Pid,
+    Task,
+}
+
+impl std::str::FromStr for SortKey {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "max" => SortKey::Max,
+            "avg" => SortKey::Avg,
+            "p99" => SortKey::P99,
+            "wakeups" => SortKey::Wakeups,
+            "runtime" => SortKey::Runtime,
+            "pid" => SortKey::Pid,
+            "task" | "comm" => SortKey::Task,
+            _ => {
+                return Err(format!(
+                    "unknown sort key {s:?} (max, avg, p99, wakeups, runtime, pid, task)"
+                ))
+            }
+        })
+    }
+}
+
+const DEFINITION: &str = "wake-up latency = sched_waking (or sched_wakeup when the trace has no sched_waking) -> the sched_switch that runs the task; first wake-up of a sleeping task wins; measured across CPUs";
+
+/// One task's row.
+struct Row<'a> {
+    pid: i32,
+    comm: &'a str,
+    task: &'a Task,
+}
+
+impl Latency {
+    fn selected_rows(&self) -> Vec<Row<'_>> {
+        let o = &self.opts;
+        let mut rows: Vec<Row<'_>> = self
+            .tasks
+            .iter()
+            .map(|(pid, task)| Row {
+                pid: *pid,
+                comm: self.names.get(*pid),
+                task,
+            })
+            .filter(|r| r.task.switches > 0 || r.task.lat.count() > 0)
+            .filter(|r| o.pids.is_empty() || o.pids.contains(&r.pid))
+            .filter(|r| o.comms.is_empty() || o.comms.iter().any(|c| r.comm.contains(c.as_str())))
+            .filter(|r| !o.rt_only || r.task.prio.is_some_and(|p| p < 100))
+            .collect();
+        let key = |r: &Row<'_>| -> (u64, f64) {
+            let l = &r.task.lat;
+            match o.sort {
+                SortKey::Max => (l.max_ns(), 0.0),
+                SortKey::Avg => (0, l.avg_ns()),
+                SortKey::P99 => (l.percentile_ns(99.0), 0.0),
+                SortKey::Wakeups => (l.count(), 0.0),
+                SortKey::Runtime => (r.task.runtime_ns, 0.0),
+                SortKey::Pid | SortKey::Task => (0, 0.0),
+            }
+        };
+        rows.sort_by(|a, b| match o.sort {
+            SortKey::Pid => a.pid.cmp(&b.pid),
+            SortKey::Task => a.comm.cmp(b.comm).then(a.pid.cmp(&b.pid)),
+            _ => {
+                let (ka, kb) = (key(a), key(b));
+                kb.0.cmp(&ka.0)
+                    .then(kb.1.total_cmp(&ka.1))
+                    .then(a.pid.cmp(&b.pid))
+            }
+        });
+        rows
+    }
+
+    /// Builds the report (`rtsleuth.latency/1`).
+    pub fn document(self, info: &TraceInfo) -> Document {
+        let rows = self.selected_rows();
+        let mut overall = LatencyHistogram::default();
+        for r in &rows {
+            overall.merge(&r.task.lat);
+        }
+        let tasks_json: Vec<_> = rows.iter().map(|r| task_json(r)).collect();
+        let cpus_json: Vec<_> = self
+            .per_cpu
+            .iter()
+            .map(|(cpu, h)| {
+                serde_json::json!({
+                    "cpu": cpu, "wakeups": h.count(), "avg_us": ns_to_us(h.avg_ns() as u64),
+                    "p99_us": ns_to_us(h.percentile_ns(99.0)), "max_us": ns_to_us(h.max_ns()),
+                    "max_at_ts": ts_to_secs(h.max_at()), "max_pid": h.max_pid(),
+                    "max_comm": self.names.get(h.max_pid()),
+                })
+            })
+            .collect();
+        let mut warnings = info.warnings();
+        if self.dropped_by_lost > 0 {
+            warnings.push(format!(
+                "{} pending wake-ups were dropped at [LOST] markers",
+                self.dropped_by_lost
+            ));
+        }
+        let mut json = serde_json::json!({
+            "schema": "rtsleuth.latency/1",
+            "trace": trace_json(info),
+            "definition": DEFINITION,
+            "start_event": if self.waking_seen { "sched_waking" } else { "sched_wakeup" },
+            "tasks": tasks_json,
+            "per_cpu": cpus_json,
+            "total": hist_json(&overall),
+            "warnings": warnings,
+        });
+        let mut blocks = vec![
+            Block::Table(self.task_table(&rows)),
+            Block::Table(self.cpu_table()),
+        ];
+        if self.opts.hist {
+            let buckets = overall.log2_buckets_us();
+            json["histogram"] = buckets
+                .iter()
+                .map(|(le, n)| serde_json::json!({"lt_us": le, "count": n}))
+                .collect();
+            blocks.push(Block::Lines(
+                format!("Histogram of {} wake-ups (us)", overall.count()),
+                histogram_lines(&buckets),
+            ));
+        }
+        Document {
+            json,
+            blocks,
+            warnings,
+        }
+    }
+
+    fn task_table(&self, rows: &[Row<'_>]) -> Table {
+        let mut t = Table::new(
+            &format!(
+                "Wake-up latency per task (from {})",
+                if self.waking_seen {
+                    "sched_waking"
+                } else {
+                    "sched_wakeup"
+                }
+            ),
+            &[
+                ("Task", Align::Left),
+                ("PID", Align::Right),
+                ("Prio", Align::Right),
+                ("Runtime ms", Align::Right),
+                ("Switches", Align::Right),
+                ("Wakeups", Align::Right),
+                ("Avg us", Align::Right),
+                ("p50 us", Align::Right),
+                ("p99 us", Align::Right),
+                ("p99.9 us", Align::Right),
+                ("Max us", Align::Right),
+                ("Max at s", Align::Right),
+            ],
+        );
+        for r in rows {
+            let l = &r.task.lat;
+            let measured = l.count() > 0;
+            let us = |ns: u64| {
+                if measured {
+                    fmt_us(ns_to_us(ns))
+                } else {
+                    "-".into()
+                }
+            };
+            t.rows.push(vec![
+                r.comm.to_string(),
+                r.pid.to_string(),
+                r.task.prio.map_or("-".into(), |p| p.to_string()),
+                format!("{:.3}", r.task.runtime_ns as f64 / 1e6),
+                r.task.switches.to_string(),
+                l.count().to_string(),
+                if measured {
+                    format!("{:.3}", l.avg_ns() / 1e3)
+                } else {
+                    "-".into()
+                },
+                us(l.percentile_ns(50.0)),
+                us(l.percentile_ns(99.0)),
+                us(l.percentile_ns(99.9)),
+                us(l.max_ns()),
+                if measured {
+                    fmt_ts(l.max_at())
+                } else {
+                    "-".into()
+                },
+            ]);
+        }
+        t
+    }
+
+    fn cpu_table(&self) -> Table {
+        let mut t = Table::new(
+            "Per CPU (the CPU the task was switched in on)",
+            &[
+                ("CPU", Align::Right),
+                ("Wakeups", Align::Right),
+                ("Avg us", Align::Right),
+                ("p99 us", Align::Right),
+                ("Max us", Align::Right),
+                ("Max task", Align::Left),
+                ("Max at s", Align::Right),
+            ],
+        );
+        for (cpu, h) in &self.per_cpu {
+            t.rows.push(vec![
+                cpu.to_string(),
+                h.count().to_string(),
+                format!("{:.3}", h.avg_ns() / 1e3),
+                fmt_us(ns_to_us(h.percentile_ns(99.0))),
+                fmt_us(ns_to_us(h.max_ns())),
+                format!("{}-{}", self.names.get(h.max_pid()), h.max_pid()),
+                fmt_ts(h.max_at()),
+            ]);
+        }
+        t
+    }
+}
+
+fn hist_json(h: &LatencyHistogram) -> serde_json::Value {
+    serde_json::json!({
+        "wakeups": h.count(),
+        "avg_us": h.avg_ns() / 1e3,
+        "min_us": h.min_ns().map(ns_to_us),
+        "p50_us": ns_to_us(h.percentile_ns(50.0)),
+        "p99_us": ns_to_us(h.percentile_ns(99.0)),
+        "p999_us": ns_to_us(h.percentile_ns(99.9)),
+        "max_us": ns_to_us(h.max_ns()),
+        "max_at_ts": (h.count() > 0).then(|| ts_to_secs(h.max_at())),
+    })
+}
+
+fn task_json(r: &Row<'_>) -> serde_json::Value {
+    let mut v = hist_json(&r.task.lat);
+    let extra = serde_json::json!({
+        "comm": r.comm, "pid": r.pid, "prio": r.task.prio,
+        "runtime_us": ns_to_us(r.task.runtime_ns), "switches": r.task.switches,
+    });
+    if let (Some(obj), serde_json::Value::Object(e)) = (v.as_object_mut(), extra) {
+        obj.extend(e);
+    }
+    v
+}
+
+/// One line per bucket with a bar scaled to the largest bucket.
+fn histogram_lines(buckets: &[(u64, u64)]) -> Vec<String> {
+    let peak = buckets.iter().map(|b| b.1).max().unwrap_or(0).max(1);
+    let mut lower = 0;
+    buckets
+        .iter()
+        .map(|&(upper, n)| {
+            let bar = "#".repeat(((n * 50).div_ceil(peak)) as usize);
+            let line = format!("{lower:>8} - {upper:<8} {n:>10}  {bar}");
+            lower = upper;
+            line
+        })
+        .collect()
+}
