@@ -3,7 +3,7 @@
 
 use super::TaskNames;
 use crate::event::{ns_to_us, Event};
-use crate::read::{EventSink, TraceInfo};
+use crate::read::{Decode, EventSink, TraceInfo};
 use crate::report::{fmt_ts, trace_json, Align, Block, Document, Table};
 use std::collections::{BTreeMap, HashMap};
 
@@ -30,6 +30,11 @@ impl EventSink for Stats {
         *self.per_cpu.entry(ev.cpu).or_default() += 1;
         *self.per_task.entry(ev.pid).or_default() += 1;
         self.names.observe(ev);
+    }
+
+    /// Only the scheduler events, to name tasks that lines show as `<...>`.
+    fn decode(&self) -> Decode {
+        Decode::SCHED
     }
 
     fn lost(&mut self, cpu: Option<u32>, count: Option<u64>) {

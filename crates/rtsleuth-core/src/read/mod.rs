@@ -10,9 +10,43 @@ use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::input::{Format, Input};
 
+/// Which events a sink needs decoded into a typed [`crate::event::EventKind`]. Decoding is
+/// most of a text reader's work, so a sink that needs only the scheduler events says so and
+/// every other event arrives as `EventKind::Other` with its payload untouched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decode {
+    Everything,
+    Only(&'static [&'static str]),
+}
+
+impl Decode {
+    /// The scheduler events that say who ran and who woke whom.
+    pub const SCHED: Decode = Decode::Only(&[
+        "sched_switch",
+        "sched_waking",
+        "sched_wakeup",
+        "sched_wakeup_new",
+        "sched_migrate_task",
+        "sched_process_fork",
+        "sched_process_exit",
+    ]);
+
+    pub fn wants(self, name: &str) -> bool {
+        match self {
+            Decode::Everything => true,
+            Decode::Only(names) => names.contains(&name),
+        }
+    }
+}
+
 /// Receives the events of a trace in order. Analyses implement this.
 pub trait EventSink {
     fn event(&mut self, ev: &Event<'_>);
+
+    /// Which events this sink needs typed; the default is all of them.
+    fn decode(&self) -> Decode {
+        Decode::Everything
+    }
 
     /// The ring buffer dropped events on `cpu` here (`count` when the trace says how many).
     /// Whatever an analysis had half-measured across this point may be wrong.
@@ -42,4 +76,8 @@ pub struct NullSink;
 
 impl EventSink for NullSink {
     fn event(&mut self, _: &Event<'_>) {}
+
+    fn decode(&self) -> Decode {
+        Decode::Only(&[])
+    }
 }

@@ -28,7 +28,7 @@ pub use histogram::LatencyHistogram;
 pub use report::SortKey;
 
 use crate::event::{Event, EventKind, Timestamp};
-use crate::read::EventSink;
+use crate::read::{Decode, EventSink};
 use std::collections::{BTreeMap, HashMap};
 
 /// What to measure and show.
@@ -186,6 +186,10 @@ impl EventSink for Latency {
             }
             _ => {}
         }
+    }
+
+    fn decode(&self) -> Decode {
+        Decode::SCHED
     }
 
     fn lost(&mut self, _cpu: Option<u32>, _count: Option<u64>) {

@@ -4,7 +4,8 @@
 //! variants; the latency format is `comm-pid cpuflags timestamp-us marker: name: payload`.
 
 use super::payload;
-use crate::event::{Event, FlagLayout, Flags, Timestamp};
+use crate::event::{Event, EventKind, FlagLayout, Flags, Timestamp};
+use crate::read::Decode;
 
 /// What a line turned out to be.
 #[derive(Debug, PartialEq)]
@@ -63,10 +64,20 @@ impl NonEvent {
     }
 }
 
-/// How the lines of this trace are laid out, from its header.
-#[derive(Debug, Clone, Copy, Default)]
+/// How the lines of this trace are laid out (from its header) and what to decode.
+#[derive(Debug, Clone, Copy)]
 pub struct LineContext {
     pub flag_layout: Option<FlagLayout>,
+    pub decode: Decode,
+}
+
+impl Default for LineContext {
+    fn default() -> Self {
+        LineContext {
+            flag_layout: None,
+            decode: Decode::Everything,
+        }
+    }
 }
 
 impl LineContext {
@@ -165,13 +176,16 @@ pub enum TimestampUnit {
 /// Parses an event line, or returns `None` if the line is not one.
 pub fn parse_event<'a>(line: &'a str, ctx: &LineContext) -> Option<(Event<'a>, TimestampUnit)> {
     let bytes = line.as_bytes();
-    let colon = memchr::memmem::find(bytes, b": ")
-        .or_else(|| (bytes.last() == Some(&b':')).then(|| bytes.len() - 1))?;
+    let colon = first_colon_space(bytes)?;
     let head = &line[..colon];
     let prefix = bracketed_prefix(head, ctx).or_else(|| latency_prefix(head, ctx))?;
     let rest = line.get(colon + 2..).unwrap_or("");
     let (name, payload) = split_name(rest);
-    let kind = payload::decode(name, payload);
+    let kind = if ctx.decode.wants(name) {
+        payload::decode(name, payload)
+    } else {
+        EventKind::Other
+    };
     let event = Event {
         ts: prefix.ts,
         cpu: prefix.cpu,
@@ -184,6 +198,11 @@ pub fn parse_event<'a>(line: &'a str, ctx: &LineContext) -> Option<(Event<'a>, T
         kind,
     };
     Some((event, prefix.unit))
+}
+
+/// The end of the timestamp: the first `": "`, or a `:` ending the line.
+fn first_colon_space(bytes: &[u8]) -> Option<usize> {
+    memchr::memchr_iter(b':', bytes).find(|&i| matches!(bytes.get(i + 1), None | Some(b' ')))
 }
 
 /// `comm-pid (tgid) [cpu] flags timestamp`, flags and tgid optional.

@@ -71,7 +71,10 @@ struct Driver {
 impl Driver {
     fn run(mut self, sink: &mut dyn EventSink) -> Result<TraceInfo> {
         let window = (rayon::current_num_threads() * 2).max(2);
-        let mut ctx = LineContext::default();
+        let mut ctx = LineContext {
+            decode: sink.decode(),
+            ..LineContext::default()
+        };
         let mut header_read = false;
         loop {
             let mut batch: Vec<Chunk> = Vec::with_capacity(window);
@@ -205,6 +208,9 @@ fn parse_chunk<'a>(chunk: &'a Chunk, ctx: &LineContext) -> Parsed<'a> {
         records: Vec::with_capacity(data.len() / 120),
         ..Parsed::default()
     };
+    // Validating the whole block at once is much cheaper than line by line; only a block with
+    // bad bytes falls back to checking each line.
+    let valid = std::str::from_utf8(data).is_ok();
     let mut start = 0;
     let mut line_no = 0u64;
     while start < data.len() {
@@ -216,7 +222,14 @@ fn parse_chunk<'a>(chunk: &'a Chunk, ctx: &LineContext) -> Parsed<'a> {
             p.overlong = Some((line_no, start as u64));
             return p;
         }
-        let parsed = std::str::from_utf8(raw).map(|text| (text, parse_line(text, ctx)));
+        let text = if valid {
+            // SAFETY: `data` is valid UTF-8 and `raw` is cut from it at ASCII newlines, which
+            // are character boundaries.
+            Ok(unsafe { std::str::from_utf8_unchecked(raw) })
+        } else {
+            std::str::from_utf8(raw)
+        };
+        let parsed = text.map(|text| (text, parse_line(text, ctx)));
         match parsed {
             Ok((_, Line::Event(ev, unit))) => {
                 p.counts.events += 1;
