@@ -111,10 +111,15 @@ impl LatencyHistogram {
         if self.count == 0 {
             return 0;
         }
-        let v = self
-            .hist
-            .lowest_equivalent(self.hist.value_at_percentile(q));
-        v.clamp(self.min_ns, self.max_ns)
+        let v = self.hist.value_at_percentile(q);
+        // The bucket holding an exact extreme reports the extreme itself.
+        if self.hist.equivalent(v, self.max_ns) {
+            return self.max_ns;
+        }
+        if self.hist.equivalent(v, self.min_ns) {
+            return self.min_ns;
+        }
+        self.hist.lowest_equivalent(v).clamp(self.min_ns, self.max_ns)
     }
 
     /// Counts in power-of-two microsecond buckets: `(upper bound in us, count)`, the first
