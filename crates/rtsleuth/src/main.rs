@@ -111,7 +111,7 @@ fn run(cli: Cli) -> Result<()> {
     }
 }
 
-fn read_trace(path: &str, sink: &mut dyn EventSink) -> Result<TraceInfo> {
+fn read_trace(path: &str, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo> {
     let input = Input::open(path)?;
     Ok(read::read(input, sink)?)
 }

@@ -13,7 +13,7 @@ use std::io::{self, Read};
 pub const MAX_LINE: usize = 1 << 20;
 
 /// Target size of one block.
-pub const CHUNK_SIZE: usize = 4 << 20;
+pub const CHUNK_SIZE: usize = 2 << 20;
 
 /// A block of whole lines (the last one may lack its newline at the end of the stream).
 #[derive(Debug)]

@@ -54,7 +54,7 @@ pub trait EventSink {
 }
 
 /// Reads the whole input into `sink` and returns what was learnt about the trace itself.
-pub fn read(input: Input, sink: &mut dyn EventSink) -> Result<TraceInfo> {
+pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo> {
     let hint = match input.format {
         Format::FtraceText => return ftrace_text::read(input, sink),
         Format::FunctionGraph => {

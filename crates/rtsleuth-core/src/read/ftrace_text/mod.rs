@@ -23,7 +23,7 @@ use rayon::prelude::*;
 const EXAMPLES: usize = 5;
 
 /// Reads a text trace into `sink`.
-pub fn read(input: Input, sink: &mut dyn EventSink) -> Result<TraceInfo> {
+pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo> {
     let chunks = ChunkReader::new(&input.name, input.reader);
     let info = TraceInfo::new(&input.name, input.format, input.compression);
     Driver { chunks, info }.run(sink)
@@ -35,7 +35,7 @@ pub fn read_bytes(
     name: &str,
     bytes: Vec<u8>,
     chunk_size: usize,
-    sink: &mut dyn EventSink,
+    sink: &mut (dyn EventSink + Send),
 ) -> Result<TraceInfo> {
     let chunks =
         ChunkReader::with_chunk_size(name, Box::new(std::io::Cursor::new(bytes)), chunk_size);
@@ -69,8 +69,11 @@ struct Driver {
 }
 
 impl Driver {
-    fn run(mut self, sink: &mut dyn EventSink) -> Result<TraceInfo> {
-        let window = (rayon::current_num_threads() * 2).max(2);
+    fn run(mut self, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo> {
+        let threads = rayon::current_num_threads().max(1);
+        // Blocks are parsed a group at a time (one block per thread) while the previous group
+        // goes to the sink, so the sequential sink overlaps the parallel parse.
+        let window = threads * 8;
         let mut ctx = LineContext {
             decode: sink.decode(),
             ..LineContext::default()
@@ -98,9 +101,23 @@ impl Driver {
                     header_read = true;
                 }
             }
-            let parsed: Vec<Parsed<'_>> = batch.par_iter().map(|c| parse_chunk(c, &ctx)).collect();
-            for (chunk, p) in batch.iter().zip(parsed) {
-                self.absorb(chunk, p, sink)?;
+            let mut previous: Option<(&[Chunk], Vec<Parsed<'_>>)> = None;
+            for group in batch.chunks(threads) {
+                let parsed = match previous.take() {
+                    None => parse_group(group, &ctx),
+                    Some((chunks, done)) => {
+                        let info = &mut self.info;
+                        let sink = &mut *sink;
+                        let (parsed, handed) =
+                            rayon::join(|| parse_group(group, &ctx), || absorb_group(info, chunks, done, sink));
+                        handed?;
+                        parsed
+                    }
+                };
+                previous = Some((group, parsed));
+            }
+            if let Some((chunks, done)) = previous {
+                absorb_group(&mut self.info, chunks, done, sink)?;
             }
             for c in batch {
                 self.chunks.recycle(c);
@@ -116,52 +133,6 @@ impl Driver {
             }
         }
         self.finish()
-    }
-
-    /// Hands a parsed block to the sink in order and folds its counts into the trace info.
-    fn absorb(&mut self, chunk: &Chunk, p: Parsed<'_>, sink: &mut dyn EventSink) -> Result<()> {
-        let base = self.info.lines.total;
-        if let Some((line, offset)) = p.overlong {
-            return Err(Error::LineTooLong {
-                path: self.info.source.clone(),
-                line: base + line,
-                offset: chunk.offset + offset,
-                limit: MAX_LINE,
-            });
-        }
-        let info = &mut self.info;
-        for r in &p.records {
-            match r {
-                Record::Event(ev) => {
-                    match info.last_ts {
-                        Some(last) if ev.ts < last => info.out_of_order += 1,
-                        _ => info.last_ts = Some(ev.ts),
-                    }
-                    if info.first_ts.is_none() {
-                        info.first_ts = Some(ev.ts);
-                    }
-                    note_cpu(&mut info.cpus, ev.cpu);
-                    sink.event(ev);
-                }
-                Record::Lost { cpu, count } => {
-                    info.lost_events += count.unwrap_or(0);
-                    sink.lost(*cpu, *count);
-                }
-            }
-        }
-        info.events += p.counts.events;
-        info.bytes += chunk.data.len() as u64;
-        if let Some(unit) = p.unit {
-            info.timestamps = unit;
-        }
-        for mut u in p.unparsed {
-            if info.unparsed_examples.len() < EXAMPLES {
-                u.line += base;
-                info.unparsed_examples.push(u);
-            }
-        }
-        info.lines.merge(&p.counts);
-        Ok(())
     }
 
     fn finish(mut self) -> Result<TraceInfo> {
@@ -187,6 +158,69 @@ impl Driver {
         }
         Ok(self.info)
     }
+}
+
+/// Parses a group of blocks, one per thread.
+fn parse_group<'a>(group: &'a [Chunk], ctx: &LineContext) -> Vec<Parsed<'a>> {
+    group.par_iter().map(|c| parse_chunk(c, ctx)).collect()
+}
+
+/// Hands parsed blocks to the sink in file order.
+fn absorb_group(
+    info: &mut TraceInfo,
+    chunks: &[Chunk],
+    parsed: Vec<Parsed<'_>>,
+    sink: &mut (dyn EventSink + Send),
+) -> Result<()> {
+    for (chunk, p) in chunks.iter().zip(parsed) {
+        absorb(info, chunk, p, sink)?;
+    }
+    Ok(())
+}
+
+/// Hands one parsed block to the sink and folds its counts into the trace info.
+fn absorb(info: &mut TraceInfo, chunk: &Chunk, p: Parsed<'_>, sink: &mut (dyn EventSink + Send)) -> Result<()> {
+    let base = info.lines.total;
+    if let Some((line, offset)) = p.overlong {
+        return Err(Error::LineTooLong {
+            path: info.source.clone(),
+            line: base + line,
+            offset: chunk.offset + offset,
+            limit: MAX_LINE,
+        });
+    }
+    for r in &p.records {
+        match r {
+            Record::Event(ev) => {
+                match info.last_ts {
+                    Some(last) if ev.ts < last => info.out_of_order += 1,
+                    _ => info.last_ts = Some(ev.ts),
+                }
+                if info.first_ts.is_none() {
+                    info.first_ts = Some(ev.ts);
+                }
+                note_cpu(&mut info.cpus, ev.cpu);
+                sink.event(ev);
+            }
+            Record::Lost { cpu, count } => {
+                info.lost_events += count.unwrap_or(0);
+                sink.lost(*cpu, *count);
+            }
+        }
+    }
+    info.events += p.counts.events;
+    info.bytes += chunk.data.len() as u64;
+    if let Some(unit) = p.unit {
+        info.timestamps = unit;
+    }
+    for mut u in p.unparsed {
+        if info.unparsed_examples.len() < EXAMPLES {
+            u.line += base;
+            info.unparsed_examples.push(u);
+        }
+    }
+    info.lines.merge(&p.counts);
+    Ok(())
 }
 
 fn note_cpu(cpus: &mut Vec<u32>, cpu: u32) {
