@@ -34,14 +34,14 @@ impl<'a> Fields<'a> {
 
     pub fn iter(&self) -> FieldIter<'a> {
         FieldIter {
-            rest: self.payload.trim_start(),
+            rest: self.payload.trim_ascii_start(),
         }
     }
 }
 
 /// Parses a decimal or `0x` hexadecimal number.
 pub(crate) fn parse_u64(s: &str) -> Option<u64> {
-    let s = s.trim();
+    let s = s.trim_ascii();
     match s.strip_prefix("0x") {
         Some(h) => u64::from_str_radix(h, 16).ok(),
         None => s.parse().ok(),
@@ -65,7 +65,7 @@ impl<'a> Iterator for FieldIter<'a> {
             .map(|(k, _)| k)
             .unwrap_or(bytes.len());
         let key = &self.rest[key_start..eq];
-        let value = self.rest[value_start..value_end].trim();
+        let value = self.rest[value_start..value_end].trim_ascii();
         self.rest = &self.rest[value_end..];
         Some((key, value))
     }

@@ -95,7 +95,7 @@ impl LineContext {
 /// Classifies and parses one line (without its newline).
 pub fn parse_line<'a>(line: &'a str, ctx: &LineContext) -> Line<'a> {
     let line = line.strip_suffix('\r').unwrap_or(line);
-    let t = line.trim_start();
+    let t = line.trim_ascii_start();
     let Some(&first) = t.as_bytes().first() else {
         return Line::Other(NonEvent::Blank);
     };
@@ -114,7 +114,7 @@ pub fn parse_line<'a>(line: &'a str, ctx: &LineContext) -> Line<'a> {
 }
 
 fn classify_other(t: &str) -> Line<'_> {
-    let t = t.trim_end();
+    let t = t.trim_ascii_end();
     if t.starts_with("=>") {
         return Line::Other(NonEvent::StackFrame);
     }
@@ -235,7 +235,7 @@ fn bracketed_prefix<'a>(head: &'a str, ctx: &LineContext) -> Option<Prefix<'a>> 
         } else {
             TimestampUnit::Counter
         };
-        let (task, tgid) = split_tgid(head[..open].trim())?;
+        let (task, tgid) = split_tgid(head[..open].trim_ascii())?;
         let (comm, pid) = split_task(task)?;
         return Some(Prefix {
             comm,
@@ -252,10 +252,10 @@ fn bracketed_prefix<'a>(head: &'a str, ctx: &LineContext) -> Option<Prefix<'a>> 
 
 /// The latency format: `comm-pid cpu+flags time`, e.g. `bash-2438  0d..2. 130508844us+`.
 fn latency_prefix<'a>(head: &'a str, ctx: &LineContext) -> Option<Prefix<'a>> {
-    let head = head.trim_end();
+    let head = head.trim_ascii_end();
     let (before_ts, ts_tok) = head.rsplit_once([' ', '\t'])?;
     let ts = parse_microseconds(ts_tok)?;
-    let before_ts = before_ts.trim_end();
+    let before_ts = before_ts.trim_ascii_end();
     let (task, cpu_flags) = before_ts.rsplit_once([' ', '\t'])?;
     let ndigits = cpu_flags.bytes().take_while(u8::is_ascii_digit).count();
     if ndigits == 0 {
@@ -263,7 +263,7 @@ fn latency_prefix<'a>(head: &'a str, ctx: &LineContext) -> Option<Prefix<'a>> {
     }
     let cpu = cpu_flags[..ndigits].parse().ok()?;
     let flags = ctx.flags(&cpu_flags.as_bytes()[ndigits..])?;
-    let (comm, pid) = split_task(task.trim())?;
+    let (comm, pid) = split_task(task.trim_ascii())?;
     Some(Prefix {
         comm,
         pid,
@@ -281,13 +281,13 @@ fn split_tgid(s: &str) -> Option<(&str, Option<i32>)> {
         return Some((s, None));
     };
     let open = inner.rfind('(')?;
-    let tgid = inner[open + 1..].trim();
+    let tgid = inner[open + 1..].trim_ascii();
     let tgid = if tgid.bytes().all(|b| b == b'-') {
         None
     } else {
         Some(tgid.parse().ok()?)
     };
-    Some((inner[..open].trim_end(), tgid))
+    Some((inner[..open].trim_ascii_end(), tgid))
 }
 
 /// `comm-pid`; the comm may itself contain dashes, so the pid follows the last one.
@@ -352,9 +352,9 @@ fn split_name(rest: &str) -> (&str, &str) {
         .take_while(|&&c| c != b':' && c != b' ' && c != b'(' && c != b'\t')
         .count();
     if word > 0 && b.get(word) == Some(&b':') && matches!(b.get(word + 1), None | Some(b' ')) {
-        return (&rest[..word], rest[word + 1..].trim_start());
+        return (&rest[..word], rest[word + 1..].trim_ascii_start());
     }
-    let t = rest.trim();
+    let t = rest.trim_ascii();
     let name = if t.starts_with("<stack trace>") {
         "kernel_stack"
     } else if t.starts_with("<user stack trace>") {

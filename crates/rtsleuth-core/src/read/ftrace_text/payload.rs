@@ -101,16 +101,16 @@ pub fn decode<'a>(name: &'a str, payload: &'a str) -> EventKind<'a> {
 }
 
 fn int(s: &str) -> Option<i32> {
-    s.trim().parse().ok()
+    s.trim_ascii().parse().ok()
 }
 
 fn uint(s: &str) -> Option<u32> {
-    s.trim().parse().ok()
+    s.trim_ascii().parse().ok()
 }
 
 /// A kernel pointer printed in hex, with or without `0x`.
 fn hex(s: &str) -> Option<u64> {
-    let s = s.trim();
+    let s = s.trim_ascii();
     u64::from_str_radix(s.strip_prefix("0x").unwrap_or(s), 16).ok()
 }
 
@@ -162,12 +162,12 @@ fn sched_switch_plugin(p: &str) -> Option<EventKind<'_>> {
 
 /// `comm:pid [prio] rest` as trace-cmd's plugins print a task; the comm may contain `:`.
 fn plugin_task(s: &str) -> Option<(&str, i32, i32, &str)> {
-    let s = s.trim();
+    let s = s.trim_ascii();
     let open = s.rfind(" [")?;
     let close = open + s[open..].find(']')?;
     let (comm, pid) = s[..open].rsplit_once(':')?;
     let prio = int(&s[open + 2..close])?;
-    Some((comm, int(pid)?, prio, s[close + 1..].trim()))
+    Some((comm, int(pid)?, prio, s[close + 1..].trim_ascii()))
 }
 
 /// sched_waking / sched_wakeup / sched_wakeup_new in kernel or plugin form.
@@ -243,7 +243,7 @@ fn softirq(p: &str) -> Option<(u32, &str)> {
     let vec = uint(&rest[..digits])?;
     let action = rest
         .split_once("action=")
-        .map(|(_, a)| a.trim_end().trim_end_matches(']'))
+        .map(|(_, a)| a.trim_ascii_end().trim_end_matches(']'))
         .unwrap_or("");
     Some((vec, action))
 }
@@ -286,7 +286,7 @@ fn irq_vector<'a>(name: &'a str, p: &'a str) -> Option<EventKind<'a>> {
 fn parenthesised(p: &str) -> &str {
     match (p.rfind('('), p.rfind(')')) {
         (Some(a), Some(b)) if a < b => &p[a + 1..b],
-        _ => p.trim(),
+        _ => p.trim_ascii(),
     }
 }
 
@@ -327,7 +327,7 @@ fn queue_work(p: &str) -> Option<EventKind<'_>> {
 fn marker(kind: MarkerKind, text: &str) -> EventKind<'_> {
     EventKind::Marker {
         kind,
-        text: text.trim_end(),
+        text: text.trim_ascii_end(),
     }
 }
 
@@ -352,8 +352,8 @@ fn sys_enter(p: &str) -> Option<EventKind<'_>> {
 fn sys_exit(p: &str) -> Option<EventKind<'_>> {
     let (nr, ret) = p.strip_prefix("NR ")?.split_once(" = ")?;
     Some(EventKind::SysExit {
-        nr: nr.trim().parse().ok()?,
-        ret: ret.trim().parse().ok()?,
+        nr: nr.trim_ascii().parse().ok()?,
+        ret: ret.trim_ascii().parse().ok()?,
     })
 }
 
@@ -361,8 +361,8 @@ fn sys_exit(p: &str) -> Option<EventKind<'_>> {
 fn function(p: &str) -> Option<EventKind<'_>> {
     let (function, parent) = p.split_once(" <-").unwrap_or((p, ""));
     Some(EventKind::Function {
-        function: function.trim(),
-        parent: parent.trim(),
+        function: function.trim_ascii(),
+        parent: parent.trim_ascii(),
     })
 }
 
