@@ -3,6 +3,10 @@
 //! Count, sum, minimum and maximum are exact; percentiles come from an HDR histogram with three
 //! significant digits (within 0.1% of the exact nearest-rank value), which costs a few tens of
 //! kilobytes per task however many wake-ups it had.
+//!
+//! Text traces print microseconds, so while every sample is a whole microsecond the histogram
+//! counts microseconds: percentiles below 2 ms are then exact. The first sample with a finer
+//! part switches it to nanoseconds.
 
 use crate::event::Timestamp;
 use hdrhistogram::Histogram;
@@ -10,6 +14,8 @@ use hdrhistogram::Histogram;
 #[derive(Debug, Clone)]
 pub struct LatencyHistogram {
     hist: Histogram<u32>,
+    /// Nanoseconds per histogram unit: 1000 while all samples are whole microseconds, else 1.
+    unit: u64,
     count: u64,
     sum_ns: u128,
     min_ns: u64,
@@ -24,6 +30,7 @@ impl Default for LatencyHistogram {
     fn default() -> Self {
         LatencyHistogram {
             hist: Histogram::new(3).expect("3 significant digits is valid"),
+            unit: 1000,
             count: 0,
             sum_ns: 0,
             min_ns: u64::MAX,
@@ -40,11 +47,10 @@ impl LatencyHistogram {
     }
 
     pub fn record_for(&mut self, ns: u64, at: Timestamp, pid: i32) {
-        // `record` grows the histogram to fit the value; it can only fail on a bucket overflow
-        // (4 billion equal samples), where saturating is the honest fallback.
-        if self.hist.record(ns).is_err() {
-            self.hist.saturating_record(ns);
+        if ns % self.unit != 0 {
+            self.to_nanoseconds();
         }
+        add(&mut self.hist, ns / self.unit, 1);
         self.count += 1;
         self.sum_ns += u128::from(ns);
         self.min_ns = self.min_ns.min(ns);
@@ -55,13 +61,36 @@ impl LatencyHistogram {
         }
     }
 
+    /// Re-expresses the counts so far in nanoseconds (bucket by bucket: exact below 2 ms).
+    fn to_nanoseconds(&mut self) {
+        if self.unit == 1 {
+            return;
+        }
+        let mut ns = Histogram::new(3).expect("3 significant digits is valid");
+        for v in self.hist.iter_recorded() {
+            let value = self.hist.lowest_equivalent(v.value_iterated_to()) * self.unit;
+            add(&mut ns, value, u64::from(v.count_at_value()));
+        }
+        self.hist = ns;
+        self.unit = 1;
+    }
+
     pub fn merge(&mut self, other: &LatencyHistogram) {
         if other.count == 0 {
             return;
         }
-        self.hist
-            .add(&other.hist)
-            .expect("auto-resizing histograms always merge");
+        if self.unit == other.unit {
+            self.hist
+                .add(&other.hist)
+                .expect("auto-resizing histograms always merge");
+        } else {
+            let mut theirs = other.clone();
+            theirs.to_nanoseconds();
+            self.to_nanoseconds();
+            self.hist
+                .add(&theirs.hist)
+                .expect("auto-resizing histograms always merge");
+        }
         if other.max_ns > self.max_ns || self.count == 0 {
             self.max_ns = other.max_ns;
             self.max_at = other.max_at;
@@ -111,15 +140,16 @@ impl LatencyHistogram {
         if self.count == 0 {
             return 0;
         }
+        let u = self.unit;
         let v = self.hist.value_at_percentile(q);
         // The bucket holding an exact extreme reports the extreme itself.
-        if self.hist.equivalent(v, self.max_ns) {
+        if self.hist.equivalent(v, self.max_ns / u) {
             return self.max_ns;
         }
-        if self.hist.equivalent(v, self.min_ns) {
+        if self.hist.equivalent(v, self.min_ns / u) {
             return self.min_ns;
         }
-        self.hist.lowest_equivalent(v).clamp(self.min_ns, self.max_ns)
+        (self.hist.lowest_equivalent(v) * u).clamp(self.min_ns, self.max_ns)
     }
 
     /// Counts in power-of-two microsecond buckets: `(upper bound in us, count)`, the first
@@ -130,7 +160,7 @@ impl LatencyHistogram {
         let mut below = 0u64;
         while below < self.count {
             let upper_ns = upper_us * 1000;
-            let at_or_below = self.hist.count_between(0, upper_ns - 1);
+            let at_or_below = self.hist.count_between(0, upper_ns / self.unit - 1);
             buckets.push((upper_us, at_or_below - below));
             below = at_or_below;
             upper_us *= 2;
@@ -141,6 +171,14 @@ impl LatencyHistogram {
         let first = buckets.iter().position(|b| b.1 > 0).unwrap_or(0);
         buckets.drain(..first);
         buckets
+    }
+}
+
+/// Adds `n` samples of `v` units. `record_n` grows the histogram to fit; it can only fail on a
+/// bucket overflow (4 billion equal samples), where saturating is the honest fallback.
+fn add(h: &mut Histogram<u32>, v: u64, n: u64) {
+    if h.record_n(v, n as u32).is_err() {
+        h.saturating_record_n(v, n as u32);
     }
 }
 
@@ -164,6 +202,23 @@ mod tests {
         let p99 = h.percentile_ns(99.0) as f64;
         assert!((p99 - 990_000.0).abs() / 990_000.0 < 0.001, "{p99}");
         assert_eq!(h.percentile_ns(100.0), 1_000_000);
+    }
+
+    #[test]
+    fn whole_microseconds_are_exact_and_finer_samples_switch_units() {
+        let mut h = LatencyHistogram::default();
+        for us in [311, 312, 313, 1999] {
+            h.record(us * 1000, 0);
+        }
+        assert_eq!(h.percentile_ns(50.0), 312_000);
+        assert_eq!(h.percentile_ns(75.0), 313_000);
+        h.record(1_500, 0);
+        assert_eq!(h.unit, 1);
+        assert_eq!(h.percentile_ns(20.0), 1_500);
+        let p = h.percentile_ns(60.0) as f64;
+        assert!((p - 312_000.0).abs() / 312_000.0 < 0.001, "{p}");
+        assert_eq!(h.percentile_ns(100.0), 1_999_000);
+        assert_eq!(h.count(), 5);
     }
 
     #[test]

@@ -108,8 +108,10 @@ impl Driver {
                     Some((chunks, done)) => {
                         let info = &mut self.info;
                         let sink = &mut *sink;
-                        let (parsed, handed) =
-                            rayon::join(|| parse_group(group, &ctx), || absorb_group(info, chunks, done, sink));
+                        let (parsed, handed) = rayon::join(
+                            || parse_group(group, &ctx),
+                            || absorb_group(info, chunks, done, sink),
+                        );
                         handed?;
                         parsed
                     }
@@ -179,7 +181,12 @@ fn absorb_group(
 }
 
 /// Hands one parsed block to the sink and folds its counts into the trace info.
-fn absorb(info: &mut TraceInfo, chunk: &Chunk, p: Parsed<'_>, sink: &mut (dyn EventSink + Send)) -> Result<()> {
+fn absorb(
+    info: &mut TraceInfo,
+    chunk: &Chunk,
+    p: Parsed<'_>,
+    sink: &mut (dyn EventSink + Send),
+) -> Result<()> {
     let base = info.lines.total;
     if let Some((line, offset)) = p.overlong {
         return Err(Error::LineTooLong {
