@@ -5,7 +5,8 @@ use super::TaskNames;
 use crate::event::{ns_to_us, Event};
 use crate::read::{Decode, EventSink, TraceInfo};
 use crate::report::{fmt_ts, trace_json, Align, Block, Document, Table};
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeMap;
 
 /// How many tasks the text report lists (JSON lists all).
 const TOP_TASKS: usize = 20;

@@ -2,7 +2,7 @@
 //! while sched events carry the real comm in their payload; analyses report the real one.
 
 use crate::event::{Event, EventKind};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 #[derive(Debug, Default)]
 pub struct TaskNames {

@@ -33,9 +33,7 @@ impl<'a> Fields<'a> {
     }
 
     pub fn iter(&self) -> FieldIter<'a> {
-        FieldIter {
-            rest: self.payload.trim_ascii_start(),
-        }
+        FieldIter::new(self.payload)
     }
 }
 
@@ -51,23 +49,30 @@ pub(crate) fn parse_u64(s: &str) -> Option<u64> {
 /// Iterator over `(key, value)` pairs; text before the first `key=` is skipped.
 #[derive(Debug, Clone)]
 pub struct FieldIter<'a> {
-    rest: &'a str,
+    text: &'a str,
+    /// Start and `=` position of the next key, found while ending the previous value.
+    next: Option<(usize, usize)>,
+}
+
+impl<'a> FieldIter<'a> {
+    fn new(text: &'a str) -> Self {
+        FieldIter {
+            text,
+            next: next_key(text.as_bytes(), 0),
+        }
+    }
 }
 
 impl<'a> Iterator for FieldIter<'a> {
     type Item = (&'a str, &'a str);
 
     fn next(&mut self) -> Option<Self::Item> {
-        let bytes = self.rest.as_bytes();
-        let (key_start, eq) = next_key(bytes, 0)?;
-        let value_start = eq + 1;
-        let value_end = next_key(bytes, value_start)
-            .map(|(k, _)| k)
-            .unwrap_or(bytes.len());
-        let key = &self.rest[key_start..eq];
-        let value = self.rest[value_start..value_end].trim_ascii();
-        self.rest = &self.rest[value_end..];
-        Some((key, value))
+        let (key_start, eq) = self.next?;
+        let bytes = self.text.as_bytes();
+        self.next = next_key(bytes, eq + 1);
+        let value_end = self.next.map_or(bytes.len(), |(k, _)| k);
+        let key = &self.text[key_start..eq];
+        Some((key, self.text[eq + 1..value_end].trim_ascii()))
     }
 }
 

@@ -29,7 +29,8 @@ pub use report::SortKey;
 
 use crate::event::{Event, EventKind, Timestamp};
 use crate::read::{Decode, EventSink};
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeMap;
 
 /// What to measure and show.
 #[derive(Debug, Clone, Default)]
@@ -76,7 +77,7 @@ impl Latency {
     pub fn new(opts: LatencyOptions) -> Self {
         Latency {
             opts,
-            tasks: HashMap::new(),
+            tasks: HashMap::default(),
             per_cpu: BTreeMap::new(),
             names: Default::default(),
             waking_seen: false,

@@ -292,31 +292,41 @@ fn split_tgid(s: &str) -> Option<(&str, Option<i32>)> {
 
 /// `comm-pid`; the comm may itself contain dashes, so the pid follows the last one.
 fn split_task(s: &str) -> Option<(&str, i32)> {
-    let dash = s.rfind('-')?;
-    let pid = s[dash + 1..].parse().ok()?;
+    let dash = memchr::memrchr(b'-', s.as_bytes())?;
+    let pid = i32::try_from(decimal(&s.as_bytes()[dash + 1..])?).ok()?;
     Some((&s[..dash], pid))
 }
 
 /// `12345.678901` seconds (any number of fraction digits up to nanoseconds), or a bare counter
 /// value for the `counter` and `x86-tsc` clocks.
 fn parse_seconds(tok: &str) -> Option<Timestamp> {
-    let (secs, frac) = tok.split_once('.').unwrap_or((tok, ""));
-    if secs.is_empty() || !secs.bytes().all(|b| b.is_ascii_digit()) {
+    let b = tok.as_bytes();
+    let int_len = b.iter().take_while(|c| c.is_ascii_digit()).count();
+    let secs = decimal(&b[..int_len])?;
+    let Some(rest) = b[int_len..].strip_prefix(b".") else {
+        // No fraction: a counter clock, or not a timestamp at all.
+        return (int_len == b.len()).then_some(secs);
+    };
+    if !rest.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    let secs: u64 = secs.parse().ok()?;
-    if frac.is_empty() {
-        return tok
-            .contains('.')
-            .then_some(secs * 1_000_000_000)
-            .or(Some(secs));
-    }
-    if !frac.bytes().all(|b| b.is_ascii_digit()) {
+    let kept = &rest[..rest.len().min(9)];
+    let frac = if kept.is_empty() {
+        0
+    } else {
+        decimal(kept)? * 10u64.pow(9 - kept.len() as u32)
+    };
+    secs.checked_mul(1_000_000_000)?.checked_add(frac)
+}
+
+/// A run of ASCII digits as a number; `None` when empty, not all digits, or too large.
+fn decimal(digits: &[u8]) -> Option<u64> {
+    if digits.is_empty() || digits.len() > 19 {
         return None;
     }
-    let digits = &frac[..frac.len().min(9)];
-    let scale = 10u64.pow(9 - digits.len() as u32);
-    Some(secs.checked_mul(1_000_000_000)? + digits.parse::<u64>().ok()? * scale)
+    digits.iter().try_fold(0u64, |n, &c| {
+        c.is_ascii_digit().then(|| n * 10 + u64::from(c - b'0'))
+    })
 }
 
 /// `130508844us` plus an optional delay marker (`+ ! # * @ $`), as the latency format prints.

@@ -118,6 +118,50 @@ fn sched_switch(p: &str) -> Option<EventKind<'_>> {
     if !p.starts_with("prev_comm=") {
         return sched_switch_plugin(p);
     }
+    sched_switch_kernel(p).or_else(|| sched_switch_fields(p))
+}
+
+/// The kernel's own format, keys in their fixed order:
+/// `prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s ==> next_comm=%s next_pid=%d next_prio=%d`.
+/// Scanning for the known keys is several times cheaper than splitting generic fields, and
+/// this is the most frequent event of every latency trace.
+fn sched_switch_kernel(p: &str) -> Option<EventKind<'_>> {
+    let mut c = Cursor(p.strip_prefix("prev_comm=")?);
+    let prev_comm = c.until(" prev_pid=")?;
+    let prev_pid = int(c.until(" prev_prio=")?)?;
+    let prev_prio = int(c.until(" prev_state=")?)?;
+    let prev_state = TaskState::parse(c.until(" ==> next_comm=")?);
+    let next_comm = c.until(" next_pid=")?;
+    let next_pid = int(c.until(" next_prio=")?)?;
+    Some(EventKind::SchedSwitch {
+        prev_comm,
+        prev_pid,
+        prev_prio,
+        prev_state,
+        next_comm,
+        next_pid,
+        next_prio: int(c.0)?,
+    })
+}
+
+/// A payload consumed from the left, one known separator at a time.
+struct Cursor<'a>(&'a str);
+
+impl<'a> Cursor<'a> {
+    /// The text up to `sep`, which is consumed too. (A `memchr` for the separator's first
+    /// byte beats a general substring search on payloads this short.)
+    fn until(&mut self, sep: &str) -> Option<&'a str> {
+        let hay = self.0.as_bytes();
+        let first = *sep.as_bytes().first()?;
+        let at = memchr::memchr_iter(first, hay).find(|&i| hay[i..].starts_with(sep.as_bytes()))?;
+        let before = &self.0[..at];
+        self.0 = &self.0[at + sep.len()..];
+        Some(before.trim_ascii())
+    }
+}
+
+/// Any `key=value` form of sched_switch, e.g. `trace-cmd report -R` (numeric state, no `==>`).
+fn sched_switch_fields(p: &str) -> Option<EventKind<'_>> {
     let (mut prev_comm, mut prev_pid, mut prev_prio, mut prev_state) =
         (None, None, None, TaskState::Unknown);
     let (mut next_comm, mut next_pid, mut next_prio) = (None, None, None);
@@ -177,6 +221,23 @@ fn wakeup(p: &str) -> Option<(&str, i32, i32, Option<u32>)> {
         let cpu = rest.rsplit_once("CPU:").and_then(|(_, c)| uint(c));
         return Some((comm, pid, prio, cpu));
     }
+    wakeup_kernel(p).or_else(|| wakeup_fields(p))
+}
+
+/// The kernel's format: `comm=%s pid=%d prio=%d target_cpu=%03d` (older kernels put
+/// `success=%d` before `target_cpu`).
+fn wakeup_kernel(p: &str) -> Option<(&str, i32, i32, Option<u32>)> {
+    let mut c = Cursor(p.strip_prefix("comm=")?);
+    let comm = c.until(" pid=")?;
+    let pid = int(c.until(" prio=")?)?;
+    let Some(prio) = c.until(" ") else {
+        return Some((comm, pid, int(c.0)?, None));
+    };
+    let cpu = c.until("target_cpu=").and_then(|_| uint(c.0));
+    Some((comm, pid, int(prio)?, cpu))
+}
+
+fn wakeup_fields(p: &str) -> Option<(&str, i32, i32, Option<u32>)> {
     let (mut comm, mut pid, mut prio, mut cpu) = (None, None, None, None);
     for (k, v) in Fields::new(p).iter() {
         match k {
