@@ -1,0 +1,475 @@
+//! The `rtsleuth` binary end to end on a real recorded trace: golden outputs, the JSON
+//! contract, stdin, compressed input, error messages and exit codes.
+//!
+//! Goldens live in `tests/golden/`; `UPDATE_GOLDEN=1 cargo test -p rtsleuth --test cli`
+//! rewrites them. The binary runs from the repository root with a relative trace path, so the
+//! source path printed in the outputs is the same on every machine.
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const TRACE: &str = "tests/fixtures/recorded/variants/trace.txt";
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+fn rtsleuth() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rtsleuth"));
+    c.current_dir(repo_root());
+    c
+}
+
+fn run(args: &[&str]) -> Output {
+    rtsleuth().args(args).output().unwrap()
+}
+
+/// Runs a command that must succeed silently on stderr, and returns its stdout.
+fn ok(args: &[&str]) -> String {
+    let out = run(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "rtsleuth {args:?} failed: {stderr}");
+    assert!(
+        out.stderr.is_empty(),
+        "rtsleuth {args:?} wrote to stderr: {stderr}"
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Compares `got` with the golden file, or rewrites it when `UPDATE_GOLDEN=1`.
+fn golden(name: &str, got: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
+    if std::env::var("UPDATE_GOLDEN").as_deref() == Ok("1") {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, got).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (run with UPDATE_GOLDEN=1 to create it)",
+            path.display()
+        )
+    });
+    if want != got {
+        let line = want
+            .lines()
+            .zip(got.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or_else(|| want.lines().count().min(got.lines().count()));
+        panic!(
+            "{name} differs from the golden (first at line {}):\n want: {:?}\n  got: {:?}\n\
+             (UPDATE_GOLDEN=1 rewrites the goldens)",
+            line + 1,
+            want.lines().nth(line),
+            got.lines().nth(line)
+        );
+    }
+}
+
+#[test]
+fn stats_text() {
+    golden("stats.txt", &ok(&["stats", TRACE]));
+}
+
+#[test]
+fn latency_text() {
+    golden("latency.txt", &ok(&["latency", TRACE]));
+}
+
+#[test]
+fn latency_rt_only_hist_text() {
+    let out = ok(&["latency", "--rt-only", "--hist", TRACE]);
+    // Real-time tasks only: cyclictest (prio 19), fifo_burst (9), migration/1 (0).
+    assert!(out.contains("cyclictest   15514    19"), "{out}");
+    assert!(!out.contains("rcu_preempt  "), "{out}");
+    assert!(out.contains("Histogram of 515 wake-ups"), "{out}");
+    golden("latency-rt-hist.txt", &out);
+}
+
+#[test]
+fn latency_csv() {
+    let out = ok(&["latency", "--csv", TRACE]);
+    let mut lines = out.lines();
+    assert_eq!(
+        lines.next(),
+        Some("Task,PID,Prio,Runtime ms,Switches,Wakeups,Avg us,p50 us,p99 us,p99.9 us,Max us,Max at s")
+    );
+    assert!(
+        out.lines().any(|l| l.starts_with("cyclictest,15514,19,")),
+        "{out}"
+    );
+    golden("latency.csv", &out);
+}
+
+#[test]
+fn stats_json() {
+    let out = ok(&["stats", "--json", TRACE]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["schema"], "rtsleuth.stats/1");
+    assert_eq!(v["format"], "ftrace_text");
+    assert_eq!(v["events"], 8794);
+    assert_eq!(v["cpus"], serde_json::json!([0, 1]));
+    assert_eq!(v["lost_events"], 0);
+    let per_event = v["per_event"].as_object().unwrap();
+    assert_eq!(per_event["sched_switch"], 1195);
+    assert_eq!(per_event["sched_waking"], 607);
+    assert_eq!(per_event["tracing_mark_write"], 12);
+    let sum: u64 = per_event.values().map(|n| n.as_u64().unwrap()).sum();
+    assert_eq!(sum, 8794, "per_event adds up to the events");
+    golden("stats.json", &out);
+}
+
+#[test]
+fn latency_json() {
+    let out = ok(&["latency", "--json", TRACE]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["schema"], "rtsleuth.latency/1");
+    let trace = &v["trace"];
+    assert_eq!(trace["format"], "ftrace_text");
+    assert_eq!(trace["events"], 8794);
+    assert_eq!(trace["cpus"], serde_json::json!([0, 1]));
+    assert_eq!(trace["start"], 633.040295);
+    assert_eq!(trace["end"], 633.660147);
+    assert_eq!(trace["lost_events"], 0);
+    let tasks = v["tasks"].as_array().unwrap();
+    assert!(!tasks.is_empty());
+    for t in tasks {
+        for key in ["comm", "pid", "prio", "max_us", "avg_us"] {
+            assert!(t.get(key).is_some(), "task without {key}: {t}");
+        }
+        assert!(
+            t["comm"].is_string() && t["pid"].is_i64() && t["prio"].is_i64(),
+            "{t}"
+        );
+    }
+    // The measured thread: reference max 293 000 ns over 500 wake-ups (tests/fixtures/recorded
+    // README, from independent_latency.py).
+    let cyclictest = tasks.iter().find(|t| t["pid"] == 15514).unwrap();
+    assert_eq!(cyclictest["comm"], "cyclictest");
+    assert_eq!(cyclictest["prio"], 19);
+    assert_eq!(cyclictest["max_us"], 293.0);
+    assert_eq!(cyclictest["wakeups"], 500);
+    golden("latency.json", &out);
+}
+
+/// Runs with the trace on standard input (`-`).
+fn with_stdin(args: &[&str], file: &str) -> Output {
+    let mut child = rtsleuth()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let data = std::fs::read(repo_root().join(file)).unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || {
+        // The reader may stop early on an error; a broken pipe here is fine.
+        let _ = stdin.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    out
+}
+
+#[test]
+fn stdin_gives_the_same_output_as_the_path() {
+    for args in [
+        &["stats"][..],
+        &["stats", "--json"],
+        &["latency"],
+        &["latency", "--json"],
+        &["latency", "--csv"],
+    ] {
+        let by_path = ok(&[args, &[TRACE]].concat());
+        let out = with_stdin(&[args, &["-"]].concat(), TRACE);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.stderr.is_empty(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // Only the name of the source differs.
+        let by_stdin = String::from_utf8(out.stdout)
+            .unwrap()
+            .replace("<stdin>", TRACE);
+        assert_eq!(by_stdin, by_path, "{args:?}");
+    }
+}
+
+#[test]
+fn compressed_stdin() {
+    let out = with_stdin(
+        &["latency", "-"],
+        "tests/fixtures/recorded/variants/trace.txt.xz",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        ok(&["latency", TRACE])
+    );
+}
+
+#[test]
+fn compressed_files_give_the_same_latency_output() {
+    let plain_text = ok(&["latency", TRACE]);
+    let plain_json = ok(&["latency", "--json", TRACE]);
+    for ext in ["zst", "gz", "xz"] {
+        let path = format!("{TRACE}.{ext}");
+        assert_eq!(ok(&["latency", &path]), plain_text, "{ext}");
+        let json = ok(&["latency", "--json", &path]).replace(&path, TRACE);
+        assert_eq!(json, plain_json, "{ext}");
+    }
+}
+
+/// A bad input: exit code 1, nothing on stdout, one line `rtsleuth: <path>: ...` on stderr.
+fn fails(args: &[&str], path: &str) -> String {
+    let out = run(args);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+    assert!(
+        out.stdout.is_empty(),
+        "{args:?} wrote to stdout: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        stderr.starts_with(&format!("rtsleuth: {path}:")),
+        "{args:?}: {stderr:?}"
+    );
+    assert!(
+        stderr.ends_with('\n') && stderr.lines().count() == 1,
+        "{args:?}: not one line: {stderr:?}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    stderr
+}
+
+#[test]
+fn bad_inputs_fail_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.txt");
+    std::fs::write(&empty, b"").unwrap();
+    let prose = dir.path().join("prose.txt");
+    std::fs::write(&prose, b"hello\nworld\n").unwrap();
+    let elf = dir.path().join("elf");
+    std::fs::write(&elf, b"\x7fELF\x02\x01\x01\0\0\0\0\0").unwrap();
+    let cut = dir.path().join("cut.txt.gz");
+    let gz = std::fs::read(repo_root().join(TRACE).with_extension("txt.gz")).unwrap();
+    std::fs::write(&cut, &gz[..gz.len() / 2]).unwrap();
+
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let dir_path = s(dir.path());
+    let cases: Vec<(String, &str)> = vec![
+        (
+            "tests/fixtures/recorded/variants/trace.dat".into(),
+            "this is trace-cmd trace.dat",
+        ),
+        (
+            "tests/fixtures/recorded/variants/README.md".into(),
+            "not a trace rtsleuth knows",
+        ),
+        (
+            "tests/fixtures/recorded/no-such-file.txt".into(),
+            "No such file or directory",
+        ),
+        (dir_path.clone(), "is a directory"),
+        (s(&empty), "empty input"),
+        (s(&prose), "not a trace rtsleuth knows"),
+        (s(&elf), "NUL byte at offset 7"),
+        (
+            s(&cut),
+            "gzip data is corrupt or truncated (at compressed byte",
+        ),
+    ];
+    for (path, what) in &cases {
+        for cmd in ["stats", "latency"] {
+            let msg = fails(&[cmd, path], path);
+            assert!(msg.contains(what), "{cmd} {path}: want {what:?} in {msg:?}");
+            let msg = fails(&[cmd, "--json", path], path);
+            assert!(msg.contains(what), "{cmd} --json {path}: {msg:?}");
+        }
+        let msg = fails(&["latency", "--csv", path], path);
+        assert!(msg.contains(what), "latency --csv {path}: {msg:?}");
+    }
+}
+
+#[test]
+#[ignore = "CLI bug: errors with a source (Io, Decompress) print their cause twice: `rtsleuth: x: No such file or directory (os error 2): No such file or directory (os error 2)`"]
+fn error_message_does_not_repeat_its_cause() {
+    let path = "tests/fixtures/recorded/no-such-file.txt";
+    let msg = fails(&["stats", path], path);
+    assert_eq!(
+        msg,
+        format!("rtsleuth: {path}: No such file or directory (os error 2)\n")
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let cut = dir.path().join("cut.txt.zst");
+    let zst = std::fs::read(repo_root().join(TRACE).with_extension("txt.zst")).unwrap();
+    std::fs::write(&cut, &zst[..zst.len() / 2]).unwrap();
+    let cut = cut.to_str().unwrap();
+    let msg = fails(&["stats", cut], cut);
+    let cause = msg.rsplit_once("): ").unwrap().1.trim_end();
+    assert_eq!(msg.matches(cause).count(), 1, "{msg:?}");
+}
+
+#[test]
+fn stdin_errors_name_stdin() {
+    let out = with_stdin(
+        &["stats", "-"],
+        "tests/fixtures/recorded/variants/trace.dat",
+    );
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert!(
+        stderr.starts_with("rtsleuth: <stdin>: this is trace-cmd trace.dat"),
+        "{stderr:?}"
+    );
+}
+
+#[test]
+fn bogus_sort_is_a_usage_error() {
+    let out = run(&["latency", "--sort", "bogus", TRACE]);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert!(
+        stderr.contains("invalid value 'bogus' for '--sort <SORT>'"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("max, avg, p99, wakeups, runtime, pid, task"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn usage_errors() {
+    for args in [
+        &[][..],
+        &["latency"],
+        &["nonsense", TRACE],
+        &["latency", "--csv", "--json", TRACE],
+    ] {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+/// A synthetic trace whose latency report is far bigger than a pipe buffer: `tasks` tasks,
+/// each woken once and switched in 5 us later.
+fn many_tasks_trace(tasks: u32) -> String {
+    let mut s = String::from("# tracer: nop\n");
+    let mut t = 100_000_000u64; // us
+    for i in 0..tasks {
+        let pid = 1000 + i;
+        let ts = |us: u64| format!("{}.{:06}", us / 1_000_000, us % 1_000_000);
+        s += &format!(
+            "          <idle>-0       [000] d..2.   {}: sched_waking: comm=task{i} pid={pid} prio=120 target_cpu=000\n",
+            ts(t)
+        );
+        t += 5;
+        s += &format!(
+            "          <idle>-0       [000] d..2.   {}: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=task{i} next_pid={pid} next_prio=120\n",
+            ts(t)
+        );
+        t += 5;
+        s += &format!(
+            "        task{i}-{pid}    [000] d..2.   {}: sched_switch: prev_comm=task{i} prev_pid={pid} prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120\n",
+            ts(t)
+        );
+        t += 5;
+    }
+    s
+}
+
+#[test]
+fn closed_stdout_pipe_exits_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("many.txt");
+    std::fs::write(&path, many_tasks_trace(3_000)).unwrap();
+    let path = path.to_str().unwrap();
+    for args in [
+        &["latency", path][..],
+        &["latency", "--csv", path],
+        &["latency", "--json", path],
+    ] {
+        let mut child = rtsleuth()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Like `| head -1`: read one line, close the pipe.
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut first = String::new();
+        stdout.read_line(&mut first).unwrap();
+        assert!(!first.is_empty());
+        drop(stdout);
+        let mut stderr = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        let status = child.wait().unwrap();
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(stderr.is_empty(), "{args:?}: {stderr}");
+        assert_eq!(status.code(), Some(0), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn closed_stdout_pipe_through_a_shell() {
+    // The literal `rtsleuth ... | head -1`, reporting rtsleuth's own exit status.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("many.txt");
+    std::fs::write(&path, many_tasks_trace(3_000)).unwrap();
+    let script = format!(
+        "\"$0\" latency '{}' 2>\"$1\" | head -1 >/dev/null; exit ${{PIPESTATUS[0]}}",
+        path.display()
+    );
+    let err = dir.path().join("stderr");
+    let status = Command::new("bash")
+        .arg("-c")
+        .arg(&script)
+        .arg(env!("CARGO_BIN_EXE_rtsleuth"))
+        .arg(&err)
+        .status()
+        .unwrap();
+    let stderr = std::fs::read_to_string(&err).unwrap();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+}
+
+#[test]
+fn many_tasks_trace_is_measured() {
+    // The synthetic trace of the pipe tests is itself read right: every task woken once, 5 us.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("many.txt");
+    std::fs::write(&path, many_tasks_trace(50)).unwrap();
+    let v: Value =
+        serde_json::from_str(&ok(&["latency", "--json", path.to_str().unwrap()])).unwrap();
+    let tasks = v["tasks"].as_array().unwrap();
+    let woken: Vec<_> = tasks.iter().filter(|t| t["wakeups"] == 1).collect();
+    assert_eq!(woken.len(), 50);
+    assert!(woken.iter().all(|t| t["max_us"] == 5.0), "{woken:?}");
+}
