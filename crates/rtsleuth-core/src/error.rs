@@ -1,12 +1,14 @@
 //! Errors name the input and, where one exists, the line or byte offset at fault: a user
-//! handed a bad file must know which file and where.
+//! handed a bad file must know which file and where. An underlying I/O error is part of the
+//! message (field `cause`), not a separate `source`, so that printing the error chain does not
+//! say it twice.
 
 use std::io;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("{path}: {source}")]
-    Io { path: String, source: io::Error },
+    #[error("{path}: {cause}")]
+    Io { path: String, cause: io::Error },
 
     #[error("{path}: is a directory; give a trace file (e.g. {path}/trace)")]
     IsDirectory { path: String },
@@ -14,12 +16,14 @@ pub enum Error {
     #[error("{path}: empty input, there is no trace in it")]
     Empty { path: String },
 
-    #[error("{path}: {compression} data is corrupt or truncated (at compressed byte {offset}): {source}")]
+    #[error(
+        "{path}: {compression} data is corrupt or truncated (at compressed byte {offset}): {cause}"
+    )]
     Decompress {
         path: String,
         compression: &'static str,
         offset: u64,
-        source: io::Error,
+        cause: io::Error,
     },
 
     #[error("{path}: this is {format}, which rtsleuth cannot read yet; {hint}")]

@@ -171,17 +171,26 @@ fn check_task(ctx: &str, row: &Value, exp: &ExpectedTask, lost_markers: bool) {
     } else {
         assert_eq!(runtime, exp.runtime_ns, "{ctx}: runtime (ns)");
     }
+    if exp.count == 0 {
+        // A task never woken has no latency figures at all, rather than zeros.
+        for key in [
+            "min_us",
+            "max_us",
+            "max_at_ts",
+            "avg_us",
+            "p50_us",
+            "p99_us",
+            "p999_us",
+        ] {
+            assert!(row[key].is_null(), "{ctx}: {key} without samples");
+        }
+        return;
+    }
     assert_eq!(
         us_to_ns(&row["max_us"], &ctx),
         exp.max_ns,
         "{ctx}: max (ns)"
     );
-    if exp.count == 0 {
-        assert!(row["min_us"].is_null(), "{ctx}: min without samples");
-        assert!(row["max_at_ts"].is_null(), "{ctx}: max_at without samples");
-        assert_eq!(row["avg_us"], 0.0, "{ctx}: avg without samples");
-        return;
-    }
     assert_eq!(
         secs_to_ns(&row["max_at_ts"], &ctx),
         exp.max_at_ns,
@@ -514,7 +523,6 @@ fn every_variant_is_covered() {
 /// `read_bytes` with blocks smaller than the comment header must read the same header as one
 /// big block: `nr_cpus`, `tracer`, the entries counts and the flag layout.
 #[test]
-#[ignore = "reader bug: the header is scanned only in the first block, so blocks smaller than the header lose nr_cpus/tracer/entries/flag_layout"]
 fn small_blocks_keep_the_header() {
     for variant in Variant::ALL {
         let (text, exp) = generate(&Scenario::new(3).wakeups(20), variant);
@@ -599,7 +607,6 @@ fn percentiles_of_whole_microseconds() {
 /// p99.9 is the nearest-rank value: for n = 1000 samples that is the 999th smallest, not the
 /// largest. 999 samples of 100 µs and one of 5000 µs: p99.9 = 100 µs.
 #[test]
-#[ignore = "analysis bug: p99.9 uses rank ceil(99.9/100.0 * n) in f64, one too high when n is a multiple of 1000 (reports the max)"]
 fn p999_nearest_rank_at_multiples_of_1000() {
     for n in [1000usize, 2000] {
         let mut lat = vec![100u64; n - 1];

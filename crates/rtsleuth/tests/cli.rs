@@ -309,7 +309,6 @@ fn bad_inputs_fail_with_one_line() {
 }
 
 #[test]
-#[ignore = "CLI bug: errors with a source (Io, Decompress) print their cause twice: `rtsleuth: x: No such file or directory (os error 2): No such file or directory (os error 2)`"]
 fn error_message_does_not_repeat_its_cause() {
     let path = "tests/fixtures/recorded/no-such-file.txt";
     let msg = fails(&["stats", path], path);
@@ -475,7 +474,6 @@ fn many_tasks_trace_is_measured() {
 }
 
 #[test]
-#[ignore = "JSON bug: a task with no wake-ups reports max_us/avg_us/p50_us/p99_us/p999_us = 0.0 (min_us and max_at_ts are null, text and CSV print `-`)"]
 fn task_without_wakeups_has_null_latencies_in_json() {
     let v: Value = serde_json::from_str(&ok(&["latency", "--json", TRACE])).unwrap();
     // `sleep-15512` is switched in twice but never woken in this trace.

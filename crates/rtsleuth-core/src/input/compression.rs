@@ -146,11 +146,11 @@ pub(crate) fn describe_read_error(name: &str, e: io::Error) -> Error {
             path: failure.path,
             compression: failure.compression.name(),
             offset: failure.offset,
-            source: failure.source,
+            cause: failure.source,
         };
     }
     Error::Io {
         path: name.to_string(),
-        source: e,
+        cause: e,
     }
 }

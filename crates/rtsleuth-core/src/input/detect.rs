@@ -39,6 +39,7 @@ impl Format {
             return Ok(Format::Perfetto);
         }
         let text = text_prefix(head).ok_or_else(|| describe_binary(head))?;
+        let text = text.as_ref();
         let trimmed = text.trim_start();
         if trimmed.starts_with("<!DOCTYPE html") || trimmed.starts_with("<html") {
             return Ok(Format::SystraceHtml);
@@ -50,17 +51,15 @@ impl Format {
     }
 }
 
-/// The head as text, if it is text: valid UTF-8 (allowing a character cut at the end) with no
-/// NUL bytes.
-fn text_prefix(head: &[u8]) -> Option<&str> {
+/// The head as text, if it is text: no NUL bytes, and invalid UTF-8 in at most one byte in a
+/// thousand (a trace with one damaged line is still a trace; the reader counts that line as
+/// unparsed). Invalid bytes are replaced for the sniffing only.
+fn text_prefix(head: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
     if memchr::memchr(0, head).is_some() {
         return None;
     }
-    match std::str::from_utf8(head) {
-        Ok(s) => Some(s),
-        Err(e) if e.error_len().is_none() => std::str::from_utf8(&head[..e.valid_up_to()]).ok(),
-        Err(_) => None,
-    }
+    let invalid: usize = head.utf8_chunks().map(|c| c.invalid().len()).sum();
+    (invalid <= head.len() / 1000 + 1).then(|| String::from_utf8_lossy(head))
 }
 
 fn describe_binary(head: &[u8]) -> String {
@@ -162,10 +161,17 @@ mod tests {
     }
 
     #[test]
+    fn one_damaged_byte_does_not_make_a_trace_binary() {
+        let mut t = b"# tracer: nop\n".repeat(200);
+        t.extend_from_slice(b"\xc3bash-1 [000] .... 1.0: x: y\n");
+        assert_eq!(Format::detect(&t), Ok(Format::FtraceText));
+    }
+
+    #[test]
     fn garbage_is_explained() {
         let err = Format::detect(b"\x7fELF\x02\x01\x01\0\0").unwrap_err();
         assert!(err.contains("NUL byte at offset 7"), "{err}");
-        let err = Format::detect(b"abc\xff\xfe").unwrap_err();
+        let err = Format::detect(b"abc\xff\xfe\xfd").unwrap_err();
         assert!(err.contains("invalid UTF-8 at byte offset 3"), "{err}");
     }
 }

@@ -43,9 +43,9 @@ impl Input {
         if path == "-" {
             return Self::from_reader("<stdin>", Box::new(io::stdin()));
         }
-        let io_err = |source| Error::Io {
+        let io_err = |cause| Error::Io {
             path: path.to_string(),
-            source,
+            cause,
         };
         let meta = std::fs::metadata(path).map_err(io_err)?;
         if meta.is_dir() {

@@ -13,7 +13,8 @@ use hdrhistogram::Histogram;
 
 #[derive(Debug, Clone)]
 pub struct LatencyHistogram {
-    hist: Histogram<u32>,
+    /// Allocated at the first sample: most tasks of a busy system are never woken in a trace.
+    hist: Option<Histogram<u32>>,
     /// Nanoseconds per histogram unit: 1000 while all samples are whole microseconds, else 1.
     unit: u64,
     count: u64,
@@ -29,7 +30,7 @@ pub struct LatencyHistogram {
 impl Default for LatencyHistogram {
     fn default() -> Self {
         LatencyHistogram {
-            hist: Histogram::new(3).expect("3 significant digits is valid"),
+            hist: None,
             unit: 1000,
             count: 0,
             sum_ns: 0,
@@ -50,7 +51,11 @@ impl LatencyHistogram {
         if ns % self.unit != 0 {
             self.to_nanoseconds();
         }
-        add(&mut self.hist, ns / self.unit, 1);
+        add(
+            self.hist.get_or_insert_with(new_histogram),
+            ns / self.unit,
+            1,
+        );
         self.count += 1;
         self.sum_ns += u128::from(ns);
         self.min_ns = self.min_ns.min(ns);
@@ -66,29 +71,35 @@ impl LatencyHistogram {
         if self.unit == 1 {
             return;
         }
-        let mut ns = Histogram::new(3).expect("3 significant digits is valid");
-        for v in self.hist.iter_recorded() {
-            let value = self.hist.lowest_equivalent(v.value_iterated_to()) * self.unit;
+        self.unit = 1;
+        let Some(old) = self.hist.take() else {
+            return;
+        };
+        let mut ns = new_histogram();
+        for v in old.iter_recorded() {
+            let value = old.lowest_equivalent(v.value_iterated_to()) * 1000;
             add(&mut ns, value, u64::from(v.count_at_value()));
         }
-        self.hist = ns;
-        self.unit = 1;
+        self.hist = Some(ns);
     }
 
     pub fn merge(&mut self, other: &LatencyHistogram) {
         if other.count == 0 {
             return;
         }
-        if self.unit == other.unit {
-            self.hist
-                .add(&other.hist)
-                .expect("auto-resizing histograms always merge");
+        let mut converted = None;
+        let theirs = if self.unit == other.unit || self.count == 0 {
+            self.unit = other.unit;
+            other
         } else {
-            let mut theirs = other.clone();
-            theirs.to_nanoseconds();
             self.to_nanoseconds();
+            converted.insert(other.clone()).to_nanoseconds();
+            converted.as_ref().expect("just set")
+        };
+        if let Some(h) = &theirs.hist {
             self.hist
-                .add(&theirs.hist)
+                .get_or_insert_with(new_histogram)
+                .add(h)
                 .expect("auto-resizing histograms always merge");
         }
         if other.max_ns > self.max_ns || self.count == 0 {
@@ -140,27 +151,36 @@ impl LatencyHistogram {
         if self.count == 0 {
             return 0;
         }
-        let u = self.unit;
-        let v = self.hist.value_at_percentile(q);
+        let (Some(h), u) = (&self.hist, self.unit) else {
+            return 0;
+        };
+        // The nearest rank, computed here: HDR's own `ceil(q / 100 * n)` lands one rank high
+        // when the product is a hair above an integer (99.9% of 1000 = 999.0000000000001).
+        let n = self.count as f64;
+        let rank = ((q / 100.0) * n - 1e-9).ceil().clamp(1.0, n);
+        let v = h.value_at_quantile((rank - 0.5) / n);
         // The bucket holding an exact extreme reports the extreme itself.
-        if self.hist.equivalent(v, self.max_ns / u) {
+        if h.equivalent(v, self.max_ns / u) {
             return self.max_ns;
         }
-        if self.hist.equivalent(v, self.min_ns / u) {
+        if h.equivalent(v, self.min_ns / u) {
             return self.min_ns;
         }
-        (self.hist.lowest_equivalent(v) * u).clamp(self.min_ns, self.max_ns)
+        (h.lowest_equivalent(v) * u).clamp(self.min_ns, self.max_ns)
     }
 
     /// Counts in power-of-two microsecond buckets: `(upper bound in us, count)`, the first
     /// bucket being `< 1 us`. Empty buckets at the ends are left out.
     pub fn log2_buckets_us(&self) -> Vec<(u64, u64)> {
+        let Some(hist) = &self.hist else {
+            return Vec::new();
+        };
         let mut buckets = Vec::new();
         let mut upper_us = 1u64;
         let mut below = 0u64;
         while below < self.count {
             let upper_ns = upper_us * 1000;
-            let at_or_below = self.hist.count_between(0, upper_ns / self.unit - 1);
+            let at_or_below = hist.count_between(0, upper_ns / self.unit - 1);
             buckets.push((upper_us, at_or_below - below));
             below = at_or_below;
             upper_us *= 2;
@@ -172,6 +192,10 @@ impl LatencyHistogram {
         buckets.drain(..first);
         buckets
     }
+}
+
+fn new_histogram() -> Histogram<u32> {
+    Histogram::new(3).expect("3 significant digits is valid")
 }
 
 /// Adds `n` samples of `v` units. `record_n` grows the histogram to fit; it can only fail on a

@@ -237,16 +237,20 @@ impl Latency {
     }
 }
 
+/// The distribution's figures; all null for a task that was never woken (a 0 would read as
+/// "no latency").
 fn hist_json(h: &LatencyHistogram) -> serde_json::Value {
+    let measured = h.count() > 0;
+    let us = |ns: u64| measured.then(|| ns_to_us(ns));
     serde_json::json!({
         "wakeups": h.count(),
-        "avg_us": h.avg_ns() / 1e3,
+        "avg_us": measured.then(|| h.avg_ns() / 1e3),
         "min_us": h.min_ns().map(ns_to_us),
-        "p50_us": ns_to_us(h.percentile_ns(50.0)),
-        "p99_us": ns_to_us(h.percentile_ns(99.0)),
-        "p999_us": ns_to_us(h.percentile_ns(99.9)),
-        "max_us": ns_to_us(h.max_ns()),
-        "max_at_ts": (h.count() > 0).then(|| ts_to_secs(h.max_at())),
+        "p50_us": us(h.percentile_ns(50.0)),
+        "p99_us": us(h.percentile_ns(99.0)),
+        "p999_us": us(h.percentile_ns(99.9)),
+        "max_us": us(h.max_ns()),
+        "max_at_ts": measured.then(|| ts_to_secs(h.max_at())),
     })
 }
 

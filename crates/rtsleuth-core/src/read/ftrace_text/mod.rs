@@ -93,13 +93,10 @@ impl Driver {
                 }
             }
             let at_end = batch.len() < window;
-            if !header_read {
-                if let Some(first) = batch.first() {
-                    let head = &first.data[..first.data.len().min(64 * 1024)];
-                    self.info.header = Header::scan(&String::from_utf8_lossy(head));
-                    ctx.flag_layout = self.info.header.flag_layout;
-                    header_read = true;
-                }
+            if !header_read && !batch.is_empty() {
+                self.info.header = Header::scan(&String::from_utf8_lossy(&head_of(&batch)));
+                ctx.flag_layout = self.info.header.flag_layout;
+                header_read = true;
             }
             let mut previous: Option<(&[Chunk], Vec<Parsed<'_>>)> = None;
             for group in batch.chunks(threads) {
@@ -160,6 +157,20 @@ impl Driver {
         }
         Ok(self.info)
     }
+}
+
+/// The first 64 KiB of a batch, however small its blocks: enough for any header.
+fn head_of(batch: &[Chunk]) -> Vec<u8> {
+    const HEAD: usize = 64 * 1024;
+    let mut head = Vec::with_capacity(HEAD);
+    for c in batch {
+        let take = (HEAD - head.len()).min(c.data.len());
+        head.extend_from_slice(&c.data[..take]);
+        if head.len() == HEAD {
+            break;
+        }
+    }
+    head
 }
 
 /// Parses a group of blocks, one per thread.
