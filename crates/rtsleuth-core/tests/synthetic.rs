@@ -69,6 +69,20 @@ fn run_with(read: impl FnOnce(&mut Both) -> rtsleuth_core::Result<TraceInfo>) ->
     }
 }
 
+/// The reader parses a batch of `rayon threads x 8` blocks at a time and reads the header from
+/// the first batch, so with tiny blocks what it sees of the header depends on the host's core
+/// count (`one_line_blocks_keep_the_header`). Reads run in a fixed two-thread pool so these
+/// tests give the same answer on every machine.
+fn pool() -> &'static rayon::ThreadPool {
+    static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .expect("a two-thread pool")
+    })
+}
+
 /// The production path: format detection, then the reader with its default block size.
 fn read_default(name: &str, text: &str) -> Outcome {
     let input = Input::from_reader(
@@ -77,11 +91,13 @@ fn read_default(name: &str, text: &str) -> Outcome {
     )
     .unwrap_or_else(|e| panic!("opening failed: {e}"));
     assert_eq!(input.format, Format::FtraceText, "{name}: detected format");
-    run_with(|sink| read::read(input, sink))
+    pool().install(|| run_with(|sink| read::read(input, sink)))
 }
 
 fn read_chunked(name: &str, text: &str, chunk: usize) -> Outcome {
-    run_with(|sink| ftrace_text::read_bytes(name, text.as_bytes().to_vec(), chunk, sink))
+    pool().install(|| {
+        run_with(|sink| ftrace_text::read_bytes(name, text.as_bytes().to_vec(), chunk, sink))
+    })
 }
 
 /// µs (`ns / 1e3`) back to ns.
@@ -222,14 +238,7 @@ fn check_task(ctx: &str, row: &Value, exp: &ExpectedTask, lost_markers: bool) {
 }
 
 /// Checks both documents of one read against the ground truth.
-fn check_outcome(
-    ctx: &str,
-    variant: Variant,
-    empty_cpu: bool,
-    header_in_first_block: bool,
-    o: &Outcome,
-    exp: &Expected,
-) {
+fn check_outcome(ctx: &str, variant: Variant, empty_cpu: bool, o: &Outcome, exp: &Expected) {
     // --- stats / trace info ---
     let info = &o.info;
     assert_eq!(info.events, exp.event_lines, "{ctx}: events");
@@ -275,7 +284,7 @@ fn check_outcome(
     let cpus: Vec<u32> = serde_json::from_value(s["cpus"].clone()).expect("cpus");
     assert_eq!(cpus, want_cpus, "{ctx}: cpus with events");
     assert_eq!(info.cpus, want_cpus, "{ctx}: info.cpus");
-    if variant != Variant::TracePipe && header_in_first_block {
+    if variant != Variant::TracePipe {
         assert_eq!(s["nr_cpus"], exp.cpus, "{ctx}: nr_cpus from the header");
     }
 
@@ -392,24 +401,6 @@ fn option_sets() -> Vec<(&'static str, fn(u64) -> Scenario)> {
 
 const SEEDS: [u64; 2] = [1, 0x5eed_2024];
 
-/// The parts of the stats document that come from the trace's comment header.
-const HEADER_KEYS: [&str; 3] = ["tracer", "nr_cpus", "overwritten_events"];
-
-/// Removes what the comment header decides: the header fields and the warning about
-/// overwritten entries (from `entries-in-buffer/entries-written`).
-fn mask_header(doc: &Value) -> Value {
-    let mut d = doc.clone();
-    if let Some(obj) = d.as_object_mut() {
-        for k in HEADER_KEYS {
-            obj.remove(k);
-        }
-        if let Some(Value::Array(w)) = obj.get_mut("warnings") {
-            w.retain(|w| !w.as_str().unwrap_or("").contains("overwritten"));
-        }
-    }
-    d
-}
-
 /// The first difference between two JSON values, as `path: a != b`.
 fn json_diff(path: &str, a: &Value, b: &Value) -> Option<String> {
     match (a, b) {
@@ -441,22 +432,17 @@ fn assert_json_eq(ctx: &str, what: &str, a: &Value, b: &Value) {
     }
 }
 
-/// Compares two reads of the same trace: the documents must be identical, except (when
-/// `mask`) what the comment header says, which the reader only scans in the first block
-/// (see `small_blocks_keep_the_header`).
-fn assert_same(ctx: &str, a: &Outcome, b: &Outcome, mask: bool) {
-    let m = |v: &Value| if mask { mask_header(v) } else { v.clone() };
-    assert_json_eq(ctx, "latency", &m(&a.latency), &m(&b.latency));
-    assert_json_eq(ctx, "stats", &m(&a.stats), &m(&b.stats));
+/// Compares two reads of the same trace: the documents must be identical.
+fn assert_same(ctx: &str, a: &Outcome, b: &Outcome) {
+    assert_json_eq(ctx, "latency", &a.latency, &b.latency);
+    assert_json_eq(ctx, "stats", &a.stats, &b.stats);
     assert_eq!(a.info.lines, b.info.lines, "{ctx}: line counts differ");
     assert_eq!(a.info.cpus, b.info.cpus, "{ctx}: cpus differ");
     assert_eq!(
         a.info.timestamps, b.info.timestamps,
         "{ctx}: timestamp unit differs"
     );
-    if !mask {
-        assert_eq!(a.info.header, b.info.header, "{ctx}: header differs");
-    }
+    assert_eq!(a.info.header, b.info.header, "{ctx}: header differs");
 }
 
 fn check_variant(variant: Variant) {
@@ -479,15 +465,15 @@ fn check_variant(variant: Variant) {
             } else {
                 read_chunked(&name, &text, 1 << 18)
             };
-            check_outcome(&name, variant, empty_cpu, true, &base, &exp);
+            check_outcome(&name, variant, empty_cpu, &base, &exp);
             // One small block size per trace, in rotation, keeps the debug-mode runtime low
             // while every option set meets at least two of them.
             let chunk = SMALL_CHUNKS[round % SMALL_CHUNKS.len()];
             round += 1;
             let ctx = format!("{name} (blocks of {chunk} bytes)");
             let o = read_chunked(&name, &text, chunk);
-            check_outcome(&ctx, variant, empty_cpu, false, &o, &exp);
-            assert_same(&ctx, &base, &o, true);
+            check_outcome(&ctx, variant, empty_cpu, &o, &exp);
+            assert_same(&ctx, &base, &o);
         }
     }
 }
@@ -533,7 +519,7 @@ fn small_blocks_keep_the_header() {
         }
         for chunk in SMALL_CHUNKS {
             let ctx = format!("{name} (blocks of {chunk} bytes)");
-            assert_same(&ctx, &base, &read_chunked(&name, &text, chunk), false);
+            assert_same(&ctx, &base, &read_chunked(&name, &text, chunk));
         }
     }
 }
@@ -620,5 +606,29 @@ fn p999_nearest_rank_at_multiples_of_1000() {
             n - n / 1000
         );
         assert_eq!(row["max_us"], 5000.0, "n = {n}: max");
+    }
+}
+
+/// With small blocks the header must still be read in full, however many threads rayon has.
+/// Pinned to one rayon thread, the reader scans only its first batch of 8 blocks: with one-line
+/// blocks (chunk size 1) every header longer than 8 lines is cut, and with 64-byte blocks the
+/// latency format's 18-line header loses its `cmd pid` line and its flag legend (flag layout
+/// Classic4 instead of WithMigrate5, latency_format false).
+#[test]
+#[ignore = "reader bug: the header is scanned in the first batch of blocks only (rayon threads x 8 blocks); small blocks cut a longer header (latency-format, 1 thread, 64-byte blocks: flag_layout Classic4, latency_format false)"]
+fn one_line_blocks_keep_the_header() {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("a one-thread pool");
+    for variant in Variant::ALL {
+        let (text, _) = generate(&Scenario::new(3).wakeups(20), variant);
+        let name = format!("{variant}.txt");
+        let base = read_default(&name, &text);
+        for chunk in [1, 64] {
+            let ctx = format!("{name} (blocks of {chunk} bytes, 1 rayon thread)");
+            let small = pool.install(|| read_chunked(&name, &text, chunk));
+            assert_same(&ctx, &base, &small);
+        }
     }
 }
