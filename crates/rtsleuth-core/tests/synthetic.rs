@@ -344,9 +344,11 @@ fn check_outcome(ctx: &str, variant: Variant, empty_cpu: bool, o: &Outcome, exp:
     }
 }
 
-/// The option sets: (name, scenario from a seed). Names containing `empty-cpu` or
-/// `everything` leave the last CPU without events.
-fn option_sets() -> Vec<(&'static str, fn(u64) -> Scenario)> {
+/// A named option set: the scenario for a seed.
+type OptionSet = (&'static str, fn(u64) -> Scenario);
+
+/// The option sets. `empty-cpu` and `everything` leave the last CPU without events.
+fn option_sets() -> Vec<OptionSet> {
     vec![
         ("defaults", |s| Scenario::new(s).wakeups(80)),
         ("no-waking", |s| {
