@@ -6,32 +6,9 @@
 use libfuzzer_sys::fuzz_target;
 use rtsleuth_core::analyze::latency::{Latency, LatencyOptions};
 use rtsleuth_core::analyze::stats::Stats;
-use rtsleuth_core::event::Event;
 use rtsleuth_core::read::ftrace_text::{self, NonEvent};
-use rtsleuth_core::read::{Decode, EventSink};
 
 const NAME: &str = "fuzz-input.txt";
-
-struct Both {
-    lat: Latency,
-    stats: Stats,
-}
-
-impl EventSink for Both {
-    fn event(&mut self, ev: &Event<'_>) {
-        self.lat.event(ev);
-        self.stats.event(ev);
-    }
-
-    fn decode(&self) -> Decode {
-        Decode::SCHED
-    }
-
-    fn lost(&mut self, cpu: Option<u32>, count: Option<u64>) {
-        self.lat.lost(cpu, count);
-        self.stats.lost(cpu, count);
-    }
-}
 
 fuzz_target!(|data: &[u8]| {
     // The first byte picks a small block size so block boundaries fall everywhere.
@@ -39,10 +16,7 @@ fuzz_target!(|data: &[u8]| {
         Some((&b, rest)) => (1 + usize::from(b % 128), rest),
         None => (64, data),
     };
-    let mut sink = Both {
-        lat: Latency::new(LatencyOptions::default()),
-        stats: Stats::new(),
-    };
+    let mut sink = (Latency::new(LatencyOptions::default()), Stats::new());
     match ftrace_text::read_bytes(NAME, bytes.to_vec(), chunk, &mut sink) {
         Ok(info) => {
             let c = &info.lines;
@@ -55,8 +29,8 @@ fuzz_target!(|data: &[u8]| {
                 c.total,
                 "lines by kind"
             );
-            let _ = sink.lat.document(&info);
-            let _ = sink.stats.document(&info);
+            let _ = sink.0.document(&info);
+            let _ = sink.1.document(&info);
         }
         Err(e) => assert!(
             e.to_string().contains(NAME),

@@ -74,6 +74,23 @@ fn message(err: &Error, path: &Path) -> String {
     msg
 }
 
+/// The input was recognised as `format` and refused with a message naming the file; returns
+/// the hint it gave.
+fn assert_unsupported(err: &Error, path: &Path, format: &str) -> String {
+    let Error::Unsupported {
+        format: f, hint, ..
+    } = err
+    else {
+        panic!(
+            "{}: expected {format} to be unsupported, got {err:?}",
+            path.display()
+        );
+    };
+    assert_eq!(*f, format, "{}", path.display());
+    message(err, path);
+    hint.to_string()
+}
+
 #[test]
 fn empty_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -257,10 +274,7 @@ fn trace_dat_is_unsupported_with_a_hint() {
     let input = Input::open(path.to_str().unwrap()).unwrap();
     assert_eq!(input.format, Format::TraceDat);
     let err = read::read(input, &mut NullSink).unwrap_err();
-    let Error::Unsupported { format, hint, .. } = &err else {
-        panic!("expected Unsupported, got {err:?}");
-    };
-    assert_eq!(*format, "trace-cmd trace.dat");
+    let hint = assert_unsupported(&err, &path, "trace-cmd trace.dat");
     assert!(hint.contains("trace-cmd report"), "{hint}");
     let msg = message(&err, &path);
     assert!(
@@ -276,18 +290,7 @@ fn compressed_trace_dat_is_unsupported() {
     e.write_all(&std::fs::read(variant("trace.dat")).unwrap())
         .unwrap();
     let (path, r) = read_bytes_as_file(&dir, "trace.dat.gz", &e.finish().unwrap());
-    let err = r.unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::Unsupported {
-                format: "trace-cmd trace.dat",
-                ..
-            }
-        ),
-        "{err:?}"
-    );
-    message(&err, &path);
+    assert_unsupported(&r.unwrap_err(), &path, "trace-cmd trace.dat");
 }
 
 #[test]
@@ -298,13 +301,8 @@ fn perfetto_is_unsupported() {
         "ms-perf-tools-linux-android/TestData/Perfetto/perfetto_android12_cpuschedstack.pftrace",
     ] {
         let Some(path) = realworld(rel) else { return };
-        let err = read_path(&path).unwrap_err();
-        let Error::Unsupported { format, hint, .. } = &err else {
-            panic!("{rel}: expected Unsupported, got {err:?}");
-        };
-        assert_eq!(*format, "Perfetto protobuf", "{rel}");
+        let hint = assert_unsupported(&read_path(&path).unwrap_err(), &path, "Perfetto protobuf");
         assert!(hint.contains("traceconv"), "{hint}");
-        message(&err, &path);
     }
 }
 
@@ -315,18 +313,7 @@ fn trace_dat_from_realworld_is_unsupported() {
         "lisa/tests/assets/sched_load/trace.dat",
     ] {
         let Some(path) = realworld(rel) else { return };
-        let err = read_path(&path).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                Error::Unsupported {
-                    format: "trace-cmd trace.dat",
-                    ..
-                }
-            ),
-            "{rel}: {err:?}"
-        );
-        message(&err, &path);
+        assert_unsupported(&read_path(&path).unwrap_err(), &path, "trace-cmd trace.dat");
     }
 }
 
@@ -349,29 +336,13 @@ const FUNCTION_GRAPH: &str = "\
 fn function_graph_is_unsupported() {
     let dir = tempfile::tempdir().unwrap();
     let (path, r) = read_bytes_as_file(&dir, "graph.txt", FUNCTION_GRAPH.as_bytes());
-    let err = r.unwrap_err();
-    let Error::Unsupported { format, hint, .. } = &err else {
-        panic!("expected Unsupported, got {err:?}");
-    };
-    assert_eq!(*format, "function_graph text");
+    let hint = assert_unsupported(&r.unwrap_err(), &path, "function_graph text");
     assert!(hint.contains("nop tracer"), "{hint}");
-    message(&err, &path);
 
     // Without its header: recognised from the `CPU)  duration |` shape.
     let body = FUNCTION_GRAPH.split_once("\n\n").unwrap().1;
     let (path, r) = read_bytes_as_file(&dir, "graph-fragment.txt", body.as_bytes());
-    let err = r.unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::Unsupported {
-                format: "function_graph text",
-                ..
-            }
-        ),
-        "{err:?}"
-    );
-    message(&err, &path);
+    assert_unsupported(&r.unwrap_err(), &path, "function_graph text");
 }
 
 #[test]
@@ -382,18 +353,7 @@ fn function_graph_realworld_is_unsupported() {
         "kernel-doc-ftrace/extracted/ftrace.rst.L2563.function_graph-fragment.txt",
     ] {
         let Some(path) = realworld(rel) else { return };
-        let err = read_path(&path).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                Error::Unsupported {
-                    format: "function_graph text",
-                    ..
-                }
-            ),
-            "{rel}: {err:?}"
-        );
-        message(&err, &path);
+        assert_unsupported(&read_path(&path).unwrap_err(), &path, "function_graph text");
     }
 }
 

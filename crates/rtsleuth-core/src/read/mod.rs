@@ -31,6 +31,15 @@ impl Decode {
         "sched_process_exit",
     ]);
 
+    /// What two sinks fed the same stream need together.
+    pub fn union(self, other: Decode) -> Decode {
+        if self == other {
+            self
+        } else {
+            Decode::Everything
+        }
+    }
+
     pub fn wants(self, name: &str) -> bool {
         match self {
             Decode::Everything => true,
@@ -69,6 +78,23 @@ pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo
         format: input.format.name(),
         hint,
     })
+}
+
+/// Two analyses fed the same events in one pass over the trace (nest pairs for more).
+impl<A: EventSink, B: EventSink> EventSink for (A, B) {
+    fn event(&mut self, ev: &Event<'_>) {
+        self.0.event(ev);
+        self.1.event(ev);
+    }
+
+    fn decode(&self) -> Decode {
+        self.0.decode().union(self.1.decode())
+    }
+
+    fn lost(&mut self, cpu: Option<u32>, count: Option<u64>) {
+        self.0.lost(cpu, count);
+        self.1.lost(cpu, count);
+    }
 }
 
 /// A sink that does nothing, for callers that only want [`TraceInfo`].

@@ -145,8 +145,9 @@ impl LatencyHistogram {
     }
 
     /// The nearest-rank percentile `q` (0..=100): the lowest value of the HDR bucket holding
-    /// that rank, kept within the exact minimum and maximum. Samples that are whole
-    /// microseconds (text traces) come out exact.
+    /// that rank, kept within the exact minimum and maximum. Exact when it is the minimum or
+    /// the maximum, or when samples are whole microseconds (text traces) below 2.048 ms;
+    /// within 0.1% otherwise.
     pub fn percentile_ns(&self, q: f64) -> u64 {
         if self.count == 0 {
             return 0;

@@ -82,17 +82,24 @@ impl Driver {
         loop {
             let mut batch: Vec<Chunk> = Vec::with_capacity(window);
             let mut failure = None;
-            while batch.len() < window {
+            let (mut bytes, mut at_end) = (0, false);
+            // The first batch holds at least the header, however small the blocks are.
+            while batch.len() < window || (!header_read && bytes < HEAD_BYTES) {
                 match self.chunks.next_chunk() {
-                    Ok(Some(c)) => batch.push(c),
-                    Ok(None) => break,
+                    Ok(Some(c)) => {
+                        bytes += c.data.len();
+                        batch.push(c);
+                    }
+                    Ok(None) => {
+                        at_end = true;
+                        break;
+                    }
                     Err(e) => {
                         failure = Some(e);
                         break;
                     }
                 }
             }
-            let at_end = batch.len() < window;
             if !header_read && !batch.is_empty() {
                 self.info.header = Header::scan(&String::from_utf8_lossy(&head_of(&batch)));
                 ctx.flag_layout = self.info.header.flag_layout;
@@ -159,14 +166,17 @@ impl Driver {
     }
 }
 
-/// The first 64 KiB of a batch, however small its blocks: enough for any header.
+/// How much of the start of a trace is read as its header; real headers are a few hundred
+/// bytes.
+const HEAD_BYTES: usize = 64 * 1024;
+
+/// The first [`HEAD_BYTES`] of the first batch.
 fn head_of(batch: &[Chunk]) -> Vec<u8> {
-    const HEAD: usize = 64 * 1024;
-    let mut head = Vec::with_capacity(HEAD);
+    let mut head = Vec::with_capacity(HEAD_BYTES);
     for c in batch {
-        let take = (HEAD - head.len()).min(c.data.len());
+        let take = (HEAD_BYTES - head.len()).min(c.data.len());
         head.extend_from_slice(&c.data[..take]);
-        if head.len() == HEAD {
+        if head.len() == HEAD_BYTES {
             break;
         }
     }
