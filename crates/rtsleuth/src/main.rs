@@ -10,6 +10,11 @@ use rtsleuth_core::report::{CsvExporter, Document, Exporter, JsonExporter, TextE
 use std::io::{self, Write};
 use std::process::ExitCode;
 
+/// The reader allocates a large event buffer per block of trace; glibc hands buffers that size
+/// back to the kernel on free, so every block paid page faults again. mimalloc keeps them.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Tells real-time Linux engineers why a thread was late.
 #[derive(Parser)]
 #[command(name = "rtsleuth", version, about, long_about = None)]

@@ -125,59 +125,81 @@ enum Slot {
 }
 
 impl Slot {
+    /// Applies one flag character; nested matches keep this a couple of jumps per character
+    /// (it runs for every line of a trace).
+    #[inline(always)]
     fn apply(self, c: u8, f: &mut Flags) -> Option<()> {
-        match (self, c) {
-            (_, b'.') => {}
-            (Slot::Irqs, b'd') => f.irqs_off = true,
-            (Slot::Irqs, b'D') => {
-                f.irqs_off = true;
-                f.bh_off = true;
-            }
-            (Slot::Irqs, b'b') => f.bh_off = true,
-            // 'X': the architecture cannot report the IRQ state.
-            (Slot::Irqs, b'X') => {}
-            (Slot::Resched, b'N') => {
-                f.need_resched = true;
-                f.preempt_resched = true;
-            }
-            (Slot::Resched, b'n') => f.need_resched = true,
-            (Slot::Resched, b'p') => f.preempt_resched = true,
-            (Slot::Resched, b'B') => {
-                f.need_resched = true;
-                f.preempt_resched = true;
-                f.need_resched_lazy = true;
-            }
-            (Slot::Resched, b'L') => {
-                f.need_resched_lazy = true;
-                f.preempt_resched = true;
-            }
-            (Slot::Resched, b'b') => {
-                f.need_resched = true;
-                f.need_resched_lazy = true;
-            }
-            (Slot::Resched, b'l') | (Slot::ReschedLazy, b'L') => f.need_resched_lazy = true,
-            (Slot::Context, b'h') => f.hardirq = true,
-            (Slot::Context, b's') => f.softirq = true,
-            (Slot::Context, b'H') => {
-                f.hardirq = true;
-                f.softirq = true;
-            }
-            (Slot::Context, b'z') => f.nmi = true,
-            (Slot::Context, b'Z') => {
-                f.nmi = true;
-                f.hardirq = true;
-            }
-            (Slot::Preempt, c) => f.preempt_depth = hex(c)?,
-            (Slot::PreemptLazy, c) => f.preempt_lazy_depth = hex(c)?,
-            (Slot::Migrate, c) => f.migrate_disable = hex(c)?,
-            _ => return None,
+        if c == b'.' {
+            return Some(());
+        }
+        match self {
+            Slot::Irqs => match c {
+                b'd' => f.irqs_off = true,
+                b'D' => {
+                    f.irqs_off = true;
+                    f.bh_off = true;
+                }
+                b'b' => f.bh_off = true,
+                // The architecture cannot report the IRQ state.
+                b'X' => {}
+                _ => return None,
+            },
+            Slot::Resched => match c {
+                b'N' => {
+                    f.need_resched = true;
+                    f.preempt_resched = true;
+                }
+                b'n' => f.need_resched = true,
+                b'p' => f.preempt_resched = true,
+                b'B' => {
+                    f.need_resched = true;
+                    f.preempt_resched = true;
+                    f.need_resched_lazy = true;
+                }
+                b'L' => {
+                    f.need_resched_lazy = true;
+                    f.preempt_resched = true;
+                }
+                b'b' => {
+                    f.need_resched = true;
+                    f.need_resched_lazy = true;
+                }
+                b'l' => f.need_resched_lazy = true,
+                _ => return None,
+            },
+            Slot::ReschedLazy => match c {
+                b'L' => f.need_resched_lazy = true,
+                _ => return None,
+            },
+            Slot::Context => match c {
+                b'h' => f.hardirq = true,
+                b's' => f.softirq = true,
+                b'H' => {
+                    f.hardirq = true;
+                    f.softirq = true;
+                }
+                b'z' => f.nmi = true,
+                b'Z' => {
+                    f.nmi = true;
+                    f.hardirq = true;
+                }
+                _ => return None,
+            },
+            Slot::Preempt => f.preempt_depth = hex(c)?,
+            Slot::PreemptLazy => f.preempt_lazy_depth = hex(c)?,
+            Slot::Migrate => f.migrate_disable = hex(c)?,
         }
         Some(())
     }
 }
 
+#[inline(always)]
 fn hex(c: u8) -> Option<u8> {
-    (c as char).to_digit(16).map(|d| d as u8)
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -175,11 +175,15 @@ pub enum TimestampUnit {
 
 /// Parses an event line, or returns `None` if the line is not one.
 pub fn parse_event<'a>(line: &'a str, ctx: &LineContext) -> Option<(Event<'a>, TimestampUnit)> {
-    let bytes = line.as_bytes();
-    let colon = first_colon_space(bytes)?;
-    let head = &line[..colon];
-    let prefix = bracketed_prefix(head, ctx).or_else(|| latency_prefix(head, ctx))?;
-    let rest = line.get(colon + 2..).unwrap_or("");
+    let (prefix, rest) = match common_prefix(line, ctx) {
+        Some(found) => found,
+        None => {
+            let colon = first_colon_space(line.as_bytes())?;
+            let head = &line[..colon];
+            let prefix = bracketed_prefix(head, ctx).or_else(|| latency_prefix(head, ctx))?;
+            (prefix, line.get(colon + 2..).unwrap_or(""))
+        }
+    };
     let (name, payload) = split_name(rest);
     let kind = if ctx.decode.wants(name) {
         payload::decode(name, payload)
@@ -198,6 +202,68 @@ pub fn parse_event<'a>(line: &'a str, ctx: &LineContext) -> Option<(Event<'a>, T
         kind,
     };
     Some((event, prefix.unit))
+}
+
+/// The form nearly every line has, `comm-pid [(tgid)] [cpu] [flags] secs.frac: `, in one
+/// forward pass. Anything unusual returns `None` and goes to the general parsers below, which
+/// define the behaviour; this is only their fast path.
+fn common_prefix<'a>(line: &'a str, ctx: &LineContext) -> Option<(Prefix<'a>, &'a str)> {
+    let b = line.as_bytes();
+    let open = memchr::memchr(b'[', b)?;
+    // A `": "` before the bracket means the bracket is in the payload (latency format).
+    if open == 0
+        || b[open - 1] != b' '
+        || memchr::memchr_iter(b':', &b[..open]).any(|j| b[j + 1] == b' ')
+    {
+        return None;
+    }
+    let mut i = open + 1;
+    let mut cpu: u32 = 0;
+    while i < b.len() && b[i].is_ascii_digit() && i - open <= 6 {
+        cpu = cpu * 10 + u32::from(b[i] - b'0');
+        i += 1;
+    }
+    if i == open + 1 || b.get(i) != Some(&b']') {
+        return None;
+    }
+    i = skip_spaces(b, i + 1);
+    let first = i;
+    while i < b.len() && b[i] != b' ' {
+        i += 1;
+    }
+    let (flags, ts_tok) = if b[i - 1] == b':' {
+        (Flags::UNKNOWN, &b[first..i - 1])
+    } else {
+        let flags = ctx.flags(&b[first..i])?;
+        let ts = skip_spaces(b, i);
+        i = ts + memchr::memchr(b':', &b[ts..])?;
+        i += 1;
+        (flags, &b[ts..i - 1])
+    };
+    if !matches!(b.get(i), None | Some(b' ')) {
+        return None;
+    }
+    // SAFETY: `ts_tok` is cut from `line` at ASCII bytes.
+    let (ts, unit) = parse_seconds(unsafe { std::str::from_utf8_unchecked(ts_tok) })?;
+    let (task, tgid) = split_tgid(line[..open].trim_ascii())?;
+    let (comm, pid) = split_task(task)?;
+    let prefix = Prefix {
+        comm,
+        pid,
+        tgid,
+        cpu,
+        flags,
+        ts,
+        unit,
+    };
+    Some((prefix, line.get(i + 1..).unwrap_or("")))
+}
+
+fn skip_spaces(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && b[i] == b' ' {
+        i += 1;
+    }
+    i
 }
 
 /// The end of the timestamp: the first `": "`, or a `:` ending the line.
@@ -220,7 +286,7 @@ fn bracketed_prefix<'a>(head: &'a str, ctx: &LineContext) -> Option<Prefix<'a>> 
         if digits == 0 || b.get(close) != Some(&b']') {
             continue;
         }
-        let Some(cpu) = head[open + 1..close].parse().ok() else {
+        let Some(cpu) = decimal(&b[open + 1..close]).and_then(|c| u32::try_from(c).ok()) else {
             continue;
         };
         let mut fields = head[close + 1..].split_ascii_whitespace();
@@ -229,12 +295,7 @@ fn bracketed_prefix<'a>(head: &'a str, ctx: &LineContext) -> Option<Prefix<'a>> 
             (Some(f), Some(ts), None) => (ctx.flags(f.as_bytes())?, ts),
             _ => continue,
         };
-        let ts = parse_seconds(ts_tok)?;
-        let unit = if ts_tok.contains('.') {
-            TimestampUnit::Seconds
-        } else {
-            TimestampUnit::Counter
-        };
+        let (ts, unit) = parse_seconds(ts_tok)?;
         let (task, tgid) = split_tgid(head[..open].trim_ascii())?;
         let (comm, pid) = split_task(task)?;
         return Some(Prefix {
@@ -299,13 +360,13 @@ fn split_task(s: &str) -> Option<(&str, i32)> {
 
 /// `12345.678901` seconds (any number of fraction digits up to nanoseconds), or a bare counter
 /// value for the `counter` and `x86-tsc` clocks.
-fn parse_seconds(tok: &str) -> Option<Timestamp> {
+fn parse_seconds(tok: &str) -> Option<(Timestamp, TimestampUnit)> {
     let b = tok.as_bytes();
     let int_len = b.iter().take_while(|c| c.is_ascii_digit()).count();
     let secs = decimal(&b[..int_len])?;
     let Some(rest) = b[int_len..].strip_prefix(b".") else {
         // No fraction: a counter clock, or not a timestamp at all.
-        return (int_len == b.len()).then_some(secs);
+        return (int_len == b.len()).then_some((secs, TimestampUnit::Counter));
     };
     if !rest.iter().all(u8::is_ascii_digit) {
         return None;
@@ -316,7 +377,8 @@ fn parse_seconds(tok: &str) -> Option<Timestamp> {
     } else {
         decimal(kept)? * 10u64.pow(9 - kept.len() as u32)
     };
-    secs.checked_mul(1_000_000_000)?.checked_add(frac)
+    let ts = secs.checked_mul(1_000_000_000)?.checked_add(frac)?;
+    Some((ts, TimestampUnit::Seconds))
 }
 
 /// A run of ASCII digits as a number; `None` when empty, not all digits, or too large.
@@ -355,12 +417,23 @@ fn parse_microseconds(tok: &str) -> Option<Timestamp> {
 /// Splits `name: payload`. Lines without an event name are function-tracer entries
 /// (`func <-parent`), stack-trace markers, syscall-tracer lines or the latency tracers'
 /// context-switch records; they get the name trace-cmd uses for them.
+/// Bytes that end an event name (`:`) or show the text is not one (space, tab, `(`): one
+/// table lookup per byte in the reader's hottest loop.
+static ENDS_NAME: [bool; 256] = {
+    let mut t = [false; 256];
+    t[b':' as usize] = true;
+    t[b' ' as usize] = true;
+    t[b'\t' as usize] = true;
+    t[b'(' as usize] = true;
+    t
+};
+
 fn split_name(rest: &str) -> (&str, &str) {
     let b = rest.as_bytes();
     let word = b
         .iter()
-        .take_while(|&&c| c != b':' && c != b' ' && c != b'(' && c != b'\t')
-        .count();
+        .position(|&c| ENDS_NAME[usize::from(c)])
+        .unwrap_or(b.len());
     if word > 0 && b.get(word) == Some(&b':') && matches!(b.get(word + 1), None | Some(b' ')) {
         return (&rest[..word], rest[word + 1..].trim_ascii_start());
     }
@@ -498,10 +571,11 @@ mod tests {
 
     #[test]
     fn timestamps() {
-        assert_eq!(parse_seconds("26186.336630"), Some(26_186_336_630_000));
-        assert_eq!(parse_seconds("1.000000001"), Some(1_000_000_001));
-        assert_eq!(parse_seconds("123456789"), Some(123_456_789));
-        assert_eq!(parse_seconds("1.2.3"), None);
+        let secs = |t| parse_seconds(t).map(|(ts, _)| ts);
+        assert_eq!(secs("26186.336630"), Some(26_186_336_630_000));
+        assert_eq!(secs("1.000000001"), Some(1_000_000_001));
+        assert_eq!(secs("123456789"), Some(123_456_789));
+        assert_eq!(secs("1.2.3"), None);
         assert_eq!(parse_microseconds("306us"), Some(306_000));
         assert_eq!(parse_microseconds("12.5us!"), Some(12_500));
         assert_eq!(parse_microseconds("12"), None);
