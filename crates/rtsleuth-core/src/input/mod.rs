@@ -7,10 +7,12 @@
 mod chunks;
 mod compression;
 mod detect;
+mod prefetch;
 
 pub use chunks::{Chunk, ChunkReader, MAX_LINE};
 pub use compression::Compression;
 pub use detect::Format;
+pub use prefetch::Prefetch;
 
 use crate::error::{Error, Result};
 use std::fs::File;

@@ -362,33 +362,46 @@ fn split_task(s: &str) -> Option<(&str, i32)> {
 /// value for the `counter` and `x86-tsc` clocks.
 fn parse_seconds(tok: &str) -> Option<(Timestamp, TimestampUnit)> {
     let b = tok.as_bytes();
-    let int_len = b.iter().take_while(|c| c.is_ascii_digit()).count();
-    let secs = decimal(&b[..int_len])?;
+    let (secs, int_len) = leading_decimal(b);
+    if int_len == 0 || int_len > 19 {
+        return None;
+    }
     let Some(rest) = b[int_len..].strip_prefix(b".") else {
         // No fraction: a counter clock, or not a timestamp at all.
         return (int_len == b.len()).then_some((secs, TimestampUnit::Counter));
     };
-    if !rest.iter().all(u8::is_ascii_digit) {
+    // Nanoseconds: up to 9 fraction digits count, further ones must still be digits.
+    let (mut frac, kept) = leading_decimal(&rest[..rest.len().min(9)]);
+    if rest[kept..].iter().any(|c| !c.is_ascii_digit()) {
         return None;
     }
-    let kept = &rest[..rest.len().min(9)];
-    let frac = if kept.is_empty() {
-        0
-    } else {
-        decimal(kept)? * 10u64.pow(9 - kept.len() as u32)
-    };
+    for _ in kept..9 {
+        frac *= 10;
+    }
     let ts = secs.checked_mul(1_000_000_000)?.checked_add(frac)?;
     Some((ts, TimestampUnit::Seconds))
 }
 
+/// The value of the leading ASCII digits of `b` and how many there were (values of more than
+/// 19 digits wrap; callers reject them by the count).
+fn leading_decimal(b: &[u8]) -> (u64, usize) {
+    let mut n = 0u64;
+    for (i, &c) in b.iter().enumerate() {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            return (n, i);
+        }
+        n = n.wrapping_mul(10).wrapping_add(u64::from(d));
+    }
+    (n, b.len())
+}
+
 /// A run of ASCII digits as a number; `None` when empty, not all digits, or too large.
 fn decimal(digits: &[u8]) -> Option<u64> {
-    if digits.is_empty() || digits.len() > 19 {
-        return None;
+    match leading_decimal(digits) {
+        (n, len) if len == digits.len() && (1..=19).contains(&len) => Some(n),
+        _ => None,
     }
-    digits.iter().try_fold(0u64, |n, &c| {
-        c.is_ascii_digit().then(|| n * 10 + u64::from(c - b'0'))
-    })
 }
 
 /// `130508844us` plus an optional delay marker (`+ ! # * @ $`), as the latency format prints.

@@ -16,7 +16,7 @@ use super::info::{LineCounts, TraceInfo, UnparsedLine};
 use super::EventSink;
 use crate::error::{Error, Result};
 use crate::event::Event;
-use crate::input::{Chunk, ChunkReader, Input, MAX_LINE};
+use crate::input::{Chunk, ChunkReader, Input, Prefetch, MAX_LINE};
 use rayon::prelude::*;
 
 /// How many unparsed lines are kept as examples.
@@ -26,7 +26,7 @@ const EXAMPLES: usize = 5;
 pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo> {
     let chunks = ChunkReader::new(&input.name, input.reader);
     let info = TraceInfo::new(&input.name, input.format, input.compression);
-    Driver { chunks, info }.run(sink)
+    Driver::new(chunks, info).run(sink)
 }
 
 /// Reads a text trace from memory in blocks of `chunk_size` bytes (tests use small blocks to
@@ -40,7 +40,7 @@ pub fn read_bytes(
     let chunks =
         ChunkReader::with_chunk_size(name, Box::new(std::io::Cursor::new(bytes)), chunk_size);
     let info = TraceInfo::new(name, crate::input::Format::FtraceText, None);
-    Driver { chunks, info }.run(sink)
+    Driver::new(chunks, info).run(sink)
 }
 
 enum Record<'a> {
@@ -64,16 +64,29 @@ struct Parsed<'a> {
 }
 
 struct Driver {
-    chunks: ChunkReader,
+    chunks: Prefetch,
     info: TraceInfo,
+}
+
+impl Driver {
+    fn new(chunks: ChunkReader, info: TraceInfo) -> Driver {
+        Driver {
+            chunks: Prefetch::spawn(chunks, window()),
+            info,
+        }
+    }
+}
+
+/// Blocks are parsed a group at a time (one block per thread) while the previous group goes to
+/// the sink, so the sequential sink overlaps the parallel parse; a window is this many blocks.
+fn window() -> usize {
+    rayon::current_num_threads().max(1) * 8
 }
 
 impl Driver {
     fn run(mut self, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo> {
         let threads = rayon::current_num_threads().max(1);
-        // Blocks are parsed a group at a time (one block per thread) while the previous group
-        // goes to the sink, so the sequential sink overlaps the parallel parse.
-        let window = threads * 8;
+        let window = window();
         let mut ctx = LineContext {
             decode: sink.decode(),
             ..LineContext::default()
