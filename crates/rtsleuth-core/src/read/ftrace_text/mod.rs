@@ -17,7 +17,6 @@ use super::EventSink;
 use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::input::{Chunk, ChunkReader, Input, Prefetch, MAX_LINE};
-use rayon::prelude::*;
 
 /// How many unparsed lines are kept as examples.
 const EXAMPLES: usize = 5;
@@ -77,15 +76,14 @@ impl Driver {
     }
 }
 
-/// Blocks are parsed a group at a time (one block per thread) while the previous group goes to
-/// the sink, so the sequential sink overlaps the parallel parse; a window is this many blocks.
+/// How many blocks are in flight at once: enough to keep every thread busy, few enough to
+/// bound memory.
 fn window() -> usize {
     rayon::current_num_threads().max(1) * 8
 }
 
 impl Driver {
     fn run(mut self, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo> {
-        let threads = rayon::current_num_threads().max(1);
         let window = window();
         let mut ctx = LineContext {
             decode: sink.decode(),
@@ -118,26 +116,9 @@ impl Driver {
                 ctx.flag_layout = self.info.header.flag_layout;
                 header_read = true;
             }
-            let mut previous: Option<(&[Chunk], Vec<Parsed<'_>>)> = None;
-            for group in batch.chunks(threads) {
-                let parsed = match previous.take() {
-                    None => parse_group(group, &ctx),
-                    Some((chunks, done)) => {
-                        let info = &mut self.info;
-                        let sink = &mut *sink;
-                        let (parsed, handed) = rayon::join(
-                            || parse_group(group, &ctx),
-                            || absorb_group(info, chunks, done, sink),
-                        );
-                        handed?;
-                        parsed
-                    }
-                };
-                previous = Some((group, parsed));
-            }
-            if let Some((chunks, done)) = previous {
-                absorb_group(&mut self.info, chunks, done, sink)?;
-            }
+            parse_in_order(&batch, &ctx, |chunk, parsed| {
+                absorb(&mut self.info, chunk, parsed, sink)
+            })?;
             for c in batch {
                 self.chunks.recycle(c);
             }
@@ -196,22 +177,54 @@ fn head_of(batch: &[Chunk]) -> Vec<u8> {
     head
 }
 
-/// Parses a group of blocks, one per thread.
-fn parse_group<'a>(group: &'a [Chunk], ctx: &LineContext) -> Vec<Parsed<'a>> {
-    group.par_iter().map(|c| parse_chunk(c, ctx)).collect()
+/// Parses every block of `batch` as its own task on the thread pool while the calling thread
+/// hands finished blocks to `absorb` in file order, so the sequential sink runs alongside the
+/// parsers instead of taking turns with them. Stops at the first error `absorb` returns.
+fn parse_in_order<'a>(
+    batch: &'a [Chunk],
+    ctx: &LineContext,
+    mut absorb: impl FnMut(&'a Chunk, Parsed<'a>) -> Result<()>,
+) -> Result<()> {
+    let (done, finished) = std::sync::mpsc::channel();
+    rayon::in_place_scope(|scope| {
+        for (i, chunk) in batch.iter().enumerate() {
+            let done = done.clone();
+            scope.spawn(move |_| {
+                // The receiver is gone only when an earlier block failed; nothing to do then.
+                let _ = done.send((i, parse_chunk(chunk, ctx)));
+            });
+        }
+        drop(done);
+        let mut waiting = std::collections::BTreeMap::new();
+        let mut next = 0;
+        while let Some((i, parsed)) = next_finished(&finished) {
+            waiting.insert(i, parsed);
+            while let Some(parsed) = waiting.remove(&next) {
+                absorb(&batch[next], parsed)?;
+                next += 1;
+            }
+        }
+        Ok(())
+    })
 }
 
-/// Hands parsed blocks to the sink in file order.
-fn absorb_group(
-    info: &mut TraceInfo,
-    chunks: &[Chunk],
-    parsed: Vec<Parsed<'_>>,
-    sink: &mut (dyn EventSink + Send),
-) -> Result<()> {
-    for (chunk, p) in chunks.iter().zip(parsed) {
-        absorb(info, chunk, p, sink)?;
+/// The next finished block, `None` when all are done. On a thread of the pool itself (a caller
+/// inside `ThreadPool::install`) waiting would starve the parse tasks of that thread, so it
+/// runs pending tasks while it waits; any other thread simply blocks.
+fn next_finished<T>(finished: &std::sync::mpsc::Receiver<T>) -> Option<T> {
+    use std::sync::mpsc::TryRecvError;
+    loop {
+        match finished.try_recv() {
+            Ok(x) => return Some(x),
+            Err(TryRecvError::Disconnected) => return None,
+            Err(TryRecvError::Empty) => {}
+        }
+        match rayon::yield_now() {
+            None => return finished.recv().ok(),
+            Some(rayon::Yield::Executed) => {}
+            Some(rayon::Yield::Idle) => std::thread::yield_now(),
+        }
     }
-    Ok(())
 }
 
 /// Hands one parsed block to the sink and folds its counts into the trace info.
