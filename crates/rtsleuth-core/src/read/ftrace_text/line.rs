@@ -107,7 +107,7 @@ pub fn parse_line<'a>(line: &'a str, ctx: &LineContext) -> Line<'a> {
         }
         return Line::Other(NonEvent::Comment);
     }
-    if let Some((ev, unit)) = parse_event(line, ctx) {
+    if let Some((ev, unit)) = parse_event(t, ctx) {
         return Line::Event(ev, unit);
     }
     classify_other(t)

@@ -100,12 +100,31 @@ pub fn decode<'a>(name: &'a str, payload: &'a str) -> EventKind<'a> {
     decoded.unwrap_or(EventKind::Other)
 }
 
+/// A decimal `i32`, optionally negative, surrounded by optional blanks.
 fn int(s: &str) -> Option<i32> {
-    s.trim_ascii().parse().ok()
+    let b = s.trim_ascii().as_bytes();
+    let (negative, digits) = match b.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, b),
+    };
+    if digits.is_empty() || digits.len() > 10 {
+        return None;
+    }
+    let mut n: i64 = 0;
+    for &c in digits {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        n = n * 10 + i64::from(d);
+    }
+    i32::try_from(if negative { -n } else { n }).ok()
 }
 
 fn uint(s: &str) -> Option<u32> {
-    s.trim_ascii().parse().ok()
+    int(s)
+        .and_then(|n| u32::try_from(n).ok())
+        .or_else(|| s.trim_ascii().parse().ok())
 }
 
 /// A kernel pointer printed in hex, with or without `0x`.
@@ -148,12 +167,12 @@ fn sched_switch_kernel(p: &str) -> Option<EventKind<'_>> {
 struct Cursor<'a>(&'a str);
 
 impl<'a> Cursor<'a> {
-    /// The text up to `sep`, which is consumed too. (A `memchr` for the separator's first
-    /// byte beats a general substring search on payloads this short.)
+    /// The text up to `sep`, which is consumed too. (A plain scan for the separator's first
+    /// byte beats a general substring search, and memchr's setup, on segments this short.)
     fn until(&mut self, sep: &str) -> Option<&'a str> {
-        let hay = self.0.as_bytes();
-        let first = *sep.as_bytes().first()?;
-        let at = memchr::memchr_iter(first, hay).find(|&i| hay[i..].starts_with(sep.as_bytes()))?;
+        let (hay, sep_b) = (self.0.as_bytes(), sep.as_bytes());
+        let first = *sep_b.first()?;
+        let at = (0..hay.len()).find(|&i| hay[i] == first && hay[i..].starts_with(sep_b))?;
         let before = &self.0[..at];
         self.0 = &self.0[at + sep.len()..];
         Some(before.trim_ascii())
