@@ -3,34 +3,73 @@
 //! Text traces are parsed in parallel, block by block; a block never splits a line, so each can
 //! be parsed on its own. Memory stays bounded by the block size times the blocks in flight,
 //! whatever the size of the trace.
+//!
+//! A plain file is mapped rather than read: the parsers then read the page cache directly
+//! instead of a copy of it, and the pages of every block handed back are released from the
+//! process, so its resident memory stays bounded too. Streams (stdin, decompressed data) are
+//! read into reused buffers.
 
 use super::compression::describe_read_error;
 use crate::error::{Error, Result};
+use memmap2::Mmap;
+use std::fs::File;
 use std::io::{self, Read};
+use std::ops::{Deref, Range};
+use std::sync::Arc;
 
 /// No ftrace line is anywhere near this long; a longer one means the input is not a text trace,
 /// and refusing it keeps memory bounded on a 10 GB line.
 pub const MAX_LINE: usize = 1 << 20;
 
-/// Target size of one block: small enough that a window of blocks per thread stays in cache-friendly memory, large enough that per-block overhead vanishes.
-pub const CHUNK_SIZE: usize = 512 << 10;
+/// Target size of one block: large enough that per-block overhead vanishes, small enough that
+/// a window of blocks per thread stays a few megabytes.
+pub const CHUNK_SIZE: usize = 256 << 10;
 
 /// A block of whole lines (the last one may lack its newline at the end of the stream).
 #[derive(Debug)]
 pub struct Chunk {
-    pub data: Vec<u8>,
+    pub data: Bytes,
     /// Byte offset of `data[0]` in the (decompressed) stream.
     pub offset: u64,
 }
 
+/// The bytes of a block: a buffer of its own, or a range of a mapped file.
+#[derive(Debug)]
+pub enum Bytes {
+    Owned(Vec<u8>),
+    Mapped(Arc<Mmap>, Range<usize>),
+}
+
+impl Deref for Bytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Owned(v) => v,
+            Bytes::Mapped(map, range) => &map[range.clone()],
+        }
+    }
+}
+
 pub struct ChunkReader {
     name: String,
-    reader: Box<dyn Read + Send>,
-    carry: Vec<u8>,
+    source: Source,
     offset: u64,
-    eof: bool,
     chunk_size: usize,
-    spare: Vec<Vec<u8>>,
+}
+
+enum Source {
+    Stream {
+        reader: Box<dyn Read + Send>,
+        carry: Vec<u8>,
+        eof: bool,
+        spare: Vec<Vec<u8>>,
+    },
+    Mapped {
+        map: Arc<Mmap>,
+        /// Everything before this page-aligned offset has been handed back and released.
+        released: usize,
+    },
 }
 
 impl ChunkReader {
@@ -40,88 +79,188 @@ impl ChunkReader {
 
     /// Smaller blocks are useful in tests to exercise block boundaries.
     pub fn with_chunk_size(name: &str, reader: Box<dyn Read + Send>, chunk_size: usize) -> Self {
-        ChunkReader {
-            name: name.to_string(),
+        let source = Source::Stream {
             reader,
             carry: Vec::new(),
-            offset: 0,
             eof: false,
-            chunk_size: chunk_size.max(1),
             spare: Vec::new(),
+        };
+        Self::from_source(name, source, chunk_size)
+    }
+
+    /// Maps a regular file. Like every tool that maps its input, this trusts that nobody
+    /// truncates the file while it is read.
+    pub fn mapped(name: &str, file: &File) -> io::Result<Self> {
+        // SAFETY: the map is only read, and trace files are not rewritten while being analysed.
+        let map = unsafe { Mmap::map(file)? };
+        // Reading ahead helps the page cache; failing to advise changes nothing else.
+        let _ = map.advise(memmap2::Advice::Sequential);
+        let source = Source::Mapped {
+            map: Arc::new(map),
+            released: 0,
+        };
+        Ok(Self::from_source(name, source, CHUNK_SIZE))
+    }
+
+    fn from_source(name: &str, source: Source, chunk_size: usize) -> Self {
+        ChunkReader {
+            name: name.to_string(),
+            source,
+            offset: 0,
+            chunk_size: chunk_size.max(1),
         }
     }
 
-    /// Gives a block's buffer back for reuse, sparing the allocator and page faults.
+    /// Gives a parsed block back: its buffer is reused, or its pages of the mapped file are
+    /// released from the process (they stay in the page cache). Blocks come back in order.
     pub fn recycle(&mut self, chunk: Chunk) {
-        if self.spare.len() < 64 {
-            self.spare.push(chunk.data);
+        match (&mut self.source, chunk.data) {
+            (Source::Stream { spare, .. }, Bytes::Owned(buf)) if spare.len() < 64 => {
+                spare.push(buf)
+            }
+            (Source::Mapped { map, released }, Bytes::Mapped(_, range)) => {
+                let page = page_size();
+                let end = range.end / page * page;
+                if end > *released {
+                    // SAFETY: the pages are only read through this map, and no block before
+                    // `end` is in use any more; a later read would fault them in again.
+                    let _ = unsafe {
+                        map.unchecked_advise_range(
+                            memmap2::UncheckedAdvice::DontNeed,
+                            *released,
+                            end - *released,
+                        )
+                    };
+                    *released = end;
+                }
+            }
+            _ => {}
         }
     }
 
     /// The next block, or `None` at the end. A line longer than [`MAX_LINE`] is an
     /// [`Error::LineTooLong`] whose `line` is 0: only the caller knows how many lines came before.
     pub fn next_chunk(&mut self) -> Result<Option<Chunk>> {
-        let mut buf = self.spare.pop().unwrap_or_default();
-        buf.clear();
-        buf.append(&mut self.carry);
-        loop {
-            while buf.len() < self.chunk_size && !self.eof {
-                self.fill(&mut buf)?;
-            }
-            if buf.is_empty() {
-                return Ok(None);
-            }
-            if self.eof {
-                return Ok(Some(self.emit(buf)));
-            }
-            match memchr::memrchr(b'\n', &buf) {
-                Some(last) => {
-                    self.carry.extend_from_slice(&buf[last + 1..]);
-                    buf.truncate(last + 1);
-                    return Ok(Some(self.emit(buf)));
-                }
-                None if buf.len() > MAX_LINE => {
-                    return Err(Error::LineTooLong {
-                        path: self.name.clone(),
-                        line: 0,
-                        offset: self.offset,
-                        limit: MAX_LINE,
-                    });
-                }
-                None => self.fill(&mut buf)?,
-            }
-        }
-    }
-
-    fn emit(&mut self, data: Vec<u8>) -> Chunk {
-        let chunk = Chunk {
-            offset: self.offset,
-            data,
+        let data = match &mut self.source {
+            Source::Mapped { map, .. } => next_mapped(map, self.offset as usize, self.chunk_size),
+            Source::Stream {
+                reader,
+                carry,
+                eof,
+                spare,
+            } => next_streamed(&self.name, reader, carry, eof, spare, self.chunk_size)?,
         };
-        self.offset += chunk.data.len() as u64;
-        chunk
-    }
-
-    /// Reads once into the spare capacity of `buf`.
-    fn fill(&mut self, buf: &mut Vec<u8>) -> Result<()> {
-        let want = self.chunk_size;
-        let start = buf.len();
-        buf.resize(start + want, 0);
-        loop {
-            match self.reader.read(&mut buf[start..]) {
-                Ok(n) => {
-                    buf.truncate(start + n);
-                    self.eof = n == 0;
-                    return Ok(());
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    buf.truncate(start);
-                    return Err(describe_read_error(&self.name, e));
-                }
+        match data {
+            Next::End => Ok(None),
+            Next::TooLong => Err(Error::LineTooLong {
+                path: self.name.clone(),
+                line: 0,
+                offset: self.offset,
+                limit: MAX_LINE,
+            }),
+            Next::Block(data) => {
+                let chunk = Chunk {
+                    offset: self.offset,
+                    data,
+                };
+                self.offset += chunk.data.len() as u64;
+                Ok(Some(chunk))
             }
         }
     }
+}
+
+enum Next {
+    Block(Bytes),
+    TooLong,
+    End,
+}
+
+/// The block of the mapped file starting at `start`: up to the last newline within
+/// `chunk_size` bytes, or the single line there (up to [`MAX_LINE`]).
+fn next_mapped(map: &Arc<Mmap>, start: usize, chunk_size: usize) -> Next {
+    let rest = &map[start..];
+    if rest.is_empty() {
+        return Next::End;
+    }
+    if rest.len() <= chunk_size {
+        return Next::Block(Bytes::Mapped(map.clone(), start..map.len()));
+    }
+    let end = match memchr::memrchr(b'\n', &rest[..chunk_size]) {
+        Some(last) => last + 1,
+        None => match memchr::memchr(b'\n', &rest[..rest.len().min(MAX_LINE + 1)]) {
+            Some(nl) if nl < MAX_LINE => nl + 1,
+            Some(_) => return Next::TooLong,
+            None if rest.len() <= MAX_LINE => rest.len(),
+            None => return Next::TooLong,
+        },
+    };
+    Next::Block(Bytes::Mapped(map.clone(), start..start + end))
+}
+
+/// The next block of a stream, read into a reused buffer; the partial last line is carried
+/// over to the next block.
+fn next_streamed(
+    name: &str,
+    reader: &mut Box<dyn Read + Send>,
+    carry: &mut Vec<u8>,
+    eof: &mut bool,
+    spare: &mut Vec<Vec<u8>>,
+    chunk_size: usize,
+) -> Result<Next> {
+    let mut buf = spare.pop().unwrap_or_default();
+    buf.clear();
+    buf.append(carry);
+    loop {
+        while buf.len() < chunk_size && !*eof {
+            *eof = fill(name, reader, &mut buf, chunk_size)?;
+        }
+        if buf.is_empty() {
+            return Ok(Next::End);
+        }
+        if *eof {
+            return Ok(Next::Block(Bytes::Owned(buf)));
+        }
+        match memchr::memrchr(b'\n', &buf) {
+            Some(last) => {
+                carry.extend_from_slice(&buf[last + 1..]);
+                buf.truncate(last + 1);
+                return Ok(Next::Block(Bytes::Owned(buf)));
+            }
+            None if buf.len() > MAX_LINE => return Ok(Next::TooLong),
+            None => *eof = fill(name, reader, &mut buf, chunk_size)?,
+        }
+    }
+}
+
+/// Reads once, up to `want` bytes, onto the end of `buf`; true at the end of the stream.
+fn fill(
+    name: &str,
+    reader: &mut Box<dyn Read + Send>,
+    buf: &mut Vec<u8>,
+    want: usize,
+) -> Result<bool> {
+    let start = buf.len();
+    buf.resize(start + want, 0);
+    loop {
+        match reader.read(&mut buf[start..]) {
+            Ok(n) => {
+                buf.truncate(start + n);
+                return Ok(n == 0);
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                buf.truncate(start);
+                return Err(describe_read_error(name, e));
+            }
+        }
+    }
+}
+
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(n).ok().filter(|&n| n > 0).unwrap_or(4096)
 }
 
 #[cfg(test)]
@@ -136,7 +275,7 @@ mod tests {
         );
         let mut out = Vec::new();
         while let Some(c) = r.next_chunk().unwrap() {
-            out.push(String::from_utf8(c.data).unwrap());
+            out.push(String::from_utf8(c.data.to_vec()).unwrap());
         }
         out
     }
@@ -150,6 +289,33 @@ mod tests {
     }
 
     #[test]
+    fn a_mapped_file_gives_the_same_blocks_and_refuses_overlong_lines() {
+        use std::io::Write;
+        let mut f = tempfile::tempfile().unwrap();
+        let text: String = (0..100_000).map(|i| format!("line {i}\n")).collect();
+        f.write_all(text.as_bytes()).unwrap();
+        let mut r = ChunkReader::mapped("m", &f).unwrap();
+        let mut joined = Vec::new();
+        while let Some(c) = r.next_chunk().unwrap() {
+            assert_eq!(c.offset as usize, joined.len());
+            assert!(c.data.ends_with(b"\n"));
+            joined.extend_from_slice(&c.data);
+            r.recycle(c);
+        }
+        assert_eq!(joined, text.as_bytes());
+
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(b"ok\n").unwrap();
+        f.write_all(&vec![b'x'; MAX_LINE + CHUNK_SIZE]).unwrap();
+        let mut r = ChunkReader::mapped("m", &f).unwrap();
+        assert_eq!(&r.next_chunk().unwrap().unwrap().data[..], b"ok\n");
+        assert!(matches!(
+            r.next_chunk(),
+            Err(Error::LineTooLong { offset: 3, .. })
+        ));
+    }
+
+    #[test]
     fn overlong_line_is_refused() {
         let text = "x".repeat(MAX_LINE * 2);
         let mut r = ChunkReader::with_chunk_size(
@@ -158,7 +324,7 @@ mod tests {
             1024,
         );
         let first = r.next_chunk().unwrap().unwrap();
-        assert_eq!(first.data, b"ok\n");
+        assert_eq!(&first.data[..], b"ok\n");
         match r.next_chunk() {
             Err(Error::LineTooLong { offset, .. }) => assert_eq!(offset, 3),
             other => panic!(

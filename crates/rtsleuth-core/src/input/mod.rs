@@ -27,6 +27,9 @@ pub struct Input {
     pub format: Format,
     pub compression: Option<Compression>,
     pub reader: Box<dyn Read + Send>,
+    /// The file itself when it is a plain, uncompressed regular file: readers may map it
+    /// instead of reading `reader`.
+    pub file: Option<File>,
 }
 
 impl std::fmt::Debug for Input {
@@ -56,7 +59,12 @@ impl Input {
             });
         }
         let file = File::open(path).map_err(io_err)?;
-        Self::from_reader(path, Box::new(file))
+        let mappable = file.try_clone().ok().filter(|_| meta.is_file());
+        let mut input = Self::from_reader(path, Box::new(file))?;
+        if input.compression.is_none() {
+            input.file = mappable;
+        }
+        Ok(input)
     }
 
     /// Sniffs an already open stream. `name` is used in messages.
@@ -98,6 +106,7 @@ impl Input {
             format,
             compression,
             reader,
+            file: None,
         })
     }
 }

@@ -23,7 +23,11 @@ const EXAMPLES: usize = 5;
 
 /// Reads a text trace into `sink`.
 pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo> {
-    let chunks = ChunkReader::new(&input.name, input.reader);
+    let mapped = input
+        .file
+        .as_ref()
+        .and_then(|f| ChunkReader::mapped(&input.name, f).ok());
+    let chunks = mapped.unwrap_or_else(|| ChunkReader::new(&input.name, input.reader));
     let info = TraceInfo::new(&input.name, input.format, input.compression);
     Driver::new(chunks, info).run(sink)
 }
