@@ -159,6 +159,28 @@ struct Prefix<'a> {
     unit: TimestampUnit,
 }
 
+impl<'a> Prefix<'a> {
+    /// Completes a prefix from the `comm-pid`, with or without `(tgid)`, before the CPU column.
+    fn new(
+        task: &'a str,
+        cpu: u32,
+        flags: Flags,
+        (ts, unit): (Timestamp, TimestampUnit),
+    ) -> Option<Self> {
+        let (task, tgid) = split_tgid(task.trim_ascii())?;
+        let (comm, pid) = split_task(task)?;
+        Some(Prefix {
+            comm,
+            pid,
+            tgid,
+            cpu,
+            flags,
+            ts,
+            unit,
+        })
+    }
+}
+
 /// The unit the timestamps of a text trace were printed in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -244,18 +266,8 @@ fn common_prefix<'a>(line: &'a str, ctx: &LineContext) -> Option<(Prefix<'a>, &'
         return None;
     }
     // SAFETY: `ts_tok` is cut from `line` at ASCII bytes.
-    let (ts, unit) = parse_seconds(unsafe { std::str::from_utf8_unchecked(ts_tok) })?;
-    let (task, tgid) = split_tgid(line[..open].trim_ascii())?;
-    let (comm, pid) = split_task(task)?;
-    let prefix = Prefix {
-        comm,
-        pid,
-        tgid,
-        cpu,
-        flags,
-        ts,
-        unit,
-    };
+    let ts = parse_seconds(unsafe { std::str::from_utf8_unchecked(ts_tok) })?;
+    let prefix = Prefix::new(&line[..open], cpu, flags, ts)?;
     Some((prefix, line.get(i + 1..).unwrap_or("")))
 }
 
@@ -295,18 +307,7 @@ fn bracketed_prefix<'a>(head: &'a str, ctx: &LineContext) -> Option<Prefix<'a>> 
             (Some(f), Some(ts), None) => (ctx.flags(f.as_bytes())?, ts),
             _ => continue,
         };
-        let (ts, unit) = parse_seconds(ts_tok)?;
-        let (task, tgid) = split_tgid(head[..open].trim_ascii())?;
-        let (comm, pid) = split_task(task)?;
-        return Some(Prefix {
-            comm,
-            pid,
-            tgid,
-            cpu,
-            flags,
-            ts,
-            unit,
-        });
+        return Prefix::new(&head[..open], cpu, flags, parse_seconds(ts_tok)?);
     }
     None
 }
@@ -324,16 +325,7 @@ fn latency_prefix<'a>(head: &'a str, ctx: &LineContext) -> Option<Prefix<'a>> {
     }
     let cpu = cpu_flags[..ndigits].parse().ok()?;
     let flags = ctx.flags(&cpu_flags.as_bytes()[ndigits..])?;
-    let (comm, pid) = split_task(task.trim_ascii())?;
-    Some(Prefix {
-        comm,
-        pid,
-        tgid: None,
-        cpu,
-        flags,
-        ts,
-        unit: TimestampUnit::Microseconds,
-    })
+    Prefix::new(task, cpu, flags, (ts, TimestampUnit::Microseconds))
 }
 
 /// Separates a trailing `(  611)` / `(-----)` TGID column from `comm-pid`.
