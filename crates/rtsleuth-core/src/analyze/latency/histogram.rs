@@ -49,7 +49,7 @@ impl LatencyHistogram {
 
     pub fn record_for(&mut self, ns: u64, at: Timestamp, pid: i32) {
         if ns % self.unit != 0 {
-            self.to_nanoseconds();
+            self.switch_to_nanoseconds();
         }
         add(
             self.hist.get_or_insert_with(new_histogram),
@@ -67,7 +67,7 @@ impl LatencyHistogram {
     }
 
     /// Re-expresses the counts so far in nanoseconds (bucket by bucket: exact below 2 ms).
-    fn to_nanoseconds(&mut self) {
+    fn switch_to_nanoseconds(&mut self) {
         if self.unit == 1 {
             return;
         }
@@ -92,8 +92,8 @@ impl LatencyHistogram {
             self.unit = other.unit;
             other
         } else {
-            self.to_nanoseconds();
-            converted.insert(other.clone()).to_nanoseconds();
+            self.switch_to_nanoseconds();
+            converted.insert(other.clone()).switch_to_nanoseconds();
             converted.as_ref().expect("just set")
         };
         if let Some(h) = &theirs.hist {
