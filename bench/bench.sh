@@ -28,7 +28,7 @@ best() {   # best wall-clock seconds of $runs runs of "$@", output discarded
     for _ in $(seq "$runs"); do
         local t0 t1
         t0=$(date +%s.%N)
-        "$@" > /dev/null
+        "$@" > /dev/null 2> "$work/stderr" || { echo "failed: $*" >&2; cat "$work/stderr" >&2; exit 1; }
         t1=$(date +%s.%N)
         best=$(echo "$t0 $t1 $best" | awk '{d=$2-$1; if ($3=="" || d<$3) print d; else print $3}')
     done
@@ -48,5 +48,6 @@ row "wc -l (line floor)" wc -l "$trace"
 row "rtsleuth stats" "$bin/rtsleuth" stats "$trace"
 row "rtsleuth latency" "$bin/rtsleuth" latency "$trace"
 row "rtsleuth latency --json" "$bin/rtsleuth" latency --json "$trace"
-rss=$( { /usr/bin/time -f '%M' "$bin/rtsleuth" latency "$trace" > /dev/null; } 2>&1 | tail -1)
+/usr/bin/time -f '%M' -o "$work/rss" "$bin/rtsleuth" latency --json "$trace" > /dev/null 2>&1
+rss=$(tail -1 "$work/rss")
 echo "rtsleuth latency peak RSS: ${rss} KB (input ${bytes} bytes)"
