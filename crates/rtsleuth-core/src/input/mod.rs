@@ -70,33 +70,25 @@ impl Input {
     /// Sniffs an already open stream. `name` is used in messages.
     pub fn from_reader(name: &str, reader: Box<dyn Read + Send>) -> Result<Input> {
         let (head, reader) = peek(name, reader)?;
-        if head.is_empty() {
-            return Err(Error::Empty {
-                path: name.to_string(),
-            });
-        }
-        let (compression, reader) = match Compression::detect(&head) {
-            Some(c) => {
-                let decoded = c.wrap(name, reader);
-                let (head, reader) = peek(name, decoded)?;
-                if head.is_empty() {
-                    return Err(Error::Empty {
-                        path: name.to_string(),
-                    });
-                }
-                return Self::finish(name, Some(c), &head, reader);
-            }
-            None => (None, reader),
+        let Some(c) = Compression::detect(&head) else {
+            return Self::finish(name, None, &head, reader);
         };
-        Self::finish(name, compression, &head, reader)
+        let (head, reader) = peek(name, c.wrap(name, reader))?;
+        Self::finish(name, Some(c), &head, reader)
     }
 
+    /// Recognises the (decompressed) content; an empty one is an error of its own.
     fn finish(
         name: &str,
         compression: Option<Compression>,
         head: &[u8],
         reader: Box<dyn Read + Send>,
     ) -> Result<Input> {
+        if head.is_empty() {
+            return Err(Error::Empty {
+                path: name.to_string(),
+            });
+        }
         let format = Format::detect(head).map_err(|why| Error::NotATrace {
             path: name.to_string(),
             why,

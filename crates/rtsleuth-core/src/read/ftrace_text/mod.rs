@@ -78,15 +78,7 @@ impl Driver {
             info,
         }
     }
-}
 
-/// How many blocks are in flight at once: enough to keep every thread busy, few enough to
-/// bound memory.
-fn window() -> usize {
-    rayon::current_num_threads().max(1) * 8
-}
-
-impl Driver {
     fn run(mut self, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo> {
         let window = window();
         let mut ctx = LineContext {
@@ -162,6 +154,12 @@ impl Driver {
         }
         Ok(self.info)
     }
+}
+
+/// How many blocks are in flight at once: enough to keep every thread busy, few enough to
+/// bound memory.
+fn window() -> usize {
+    rayon::current_num_threads().max(1) * 8
 }
 
 /// How much of the start of a trace is read as its header; real headers are a few hundred
