@@ -2,6 +2,7 @@
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
+use rtsleuth_core::analyze::explain::{Explain, ExplainOptions};
 use rtsleuth_core::analyze::latency::{Latency, LatencyOptions, SortKey};
 use rtsleuth_core::analyze::stats::Stats;
 use rtsleuth_core::input::Input;
@@ -29,6 +30,28 @@ enum Command {
     Stats {
         #[command(flatten)]
         common: Common,
+    },
+    /// Why each late wake-up was late: every nanosecond from when the task was due to when it
+    /// ran, cut into causes with the culprit named.
+    Explain {
+        #[command(flatten)]
+        common: Common,
+        /// Explain tasks whose name contains this (repeatable).
+        #[arg(long = "task", value_name = "COMM")]
+        tasks: Vec<String>,
+        /// Explain this pid (repeatable).
+        #[arg(long = "pid")]
+        pids: Vec<i32>,
+        /// Explain every task, not only real-time ones (the default, narrowed to the thread a
+        /// cyclictest --tracemark mark names when there is one).
+        #[arg(long, conflicts_with_all = ["tasks", "pids"])]
+        all: bool,
+        /// How many of the worst wake-ups to show.
+        #[arg(long, default_value_t = 5)]
+        top: usize,
+        /// Explain every wake-up at least this late (us) and aggregate their causes.
+        #[arg(long, value_name = "US")]
+        threshold: Option<f64>,
     },
     /// Per-task wake-up latency (sched_waking -> sched_switch), a superset of `perf sched latency`.
     Latency {
@@ -90,6 +113,25 @@ fn run(cli: Cli) -> Result<()> {
             let mut stats = Stats::new();
             let info = read_trace(&common.trace, &mut stats)?;
             emit(&stats.document(&info), common.json, false)
+        }
+        Command::Explain {
+            common,
+            tasks,
+            pids,
+            all,
+            top,
+            threshold,
+        } => {
+            let opts = ExplainOptions {
+                pids,
+                comms: tasks,
+                all,
+                top,
+                threshold_us: threshold,
+            };
+            let mut explain = Explain::new(opts);
+            let info = read_trace(&common.trace, &mut explain)?;
+            emit(&explain.document(&info), common.json, false)
         }
         Command::Latency {
             common,

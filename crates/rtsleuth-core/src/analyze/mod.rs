@@ -2,6 +2,7 @@
 //! task, CPU or open interval (never per event), and producing a [`crate::report::Document`]
 //! at the end.
 
+pub mod explain;
 pub mod latency;
 pub mod stats;
 mod task_names;

@@ -1,0 +1,80 @@
+//! The root-cause classes of PRODUCT.md and the two phases of a late wake-up.
+
+/// What a stretch of a late wake-up was spent on. The JSON names are part of the
+/// `rtsleuth.explain/1` contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Cause {
+    /// A hard IRQ handler, x86 vector IRQ or hard-IRQ hrtimer callback other than the wake-up's own.
+    Hardirq,
+    /// The timer was due but interrupts were disabled on its CPU, so its interrupt came late.
+    IrqsOff,
+    Softirq,
+    /// The victim was runnable while a task of higher priority kept its CPU.
+    HigherPriority,
+    /// The victim was runnable and should have preempted a task of lower or equal priority,
+    /// which kept its CPU in a non-preemptible section.
+    PreemptOff,
+    /// The CPU shows no events at all while the timer was overdue: it left Linux (SMI,
+    /// hypervisor, firmware) or did not wake from idle.
+    BlackHole,
+    /// The ordinary cost of the wake-up path: interrupt entry, the wake-up callback, the
+    /// switch itself.
+    KernelPath,
+    /// Time the trace cannot account for (lost events, before the look-back window).
+    Unknown,
+}
+
+impl Cause {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cause::Hardirq => "hardirq",
+            Cause::IrqsOff => "irqs_off",
+            Cause::Softirq => "softirq",
+            Cause::HigherPriority => "higher_priority",
+            Cause::PreemptOff => "preempt_off",
+            Cause::BlackHole => "black_hole",
+            Cause::KernelPath => "kernel_path",
+            Cause::Unknown => "unknown",
+        }
+    }
+}
+
+/// The method an engineer uses by hand: what delayed the wake-up itself, then what delayed the
+/// switch once the task was runnable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Phase {
+    /// Expected time → `sched_waking`, on the CPU whose interrupt woke the task.
+    BeforeWakeup,
+    /// `sched_waking` → the `sched_switch` that runs the task, on the CPU it was queued on.
+    AfterWakeup,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::BeforeWakeup => "before_wakeup",
+            Phase::AfterWakeup => "after_wakeup",
+        }
+    }
+}
+
+/// How the time the task should have woken was known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// The expiry of the hrtimer the task armed, converted to the trace clock.
+    Timer,
+    /// cyclictest's `hit latency threshold (X > Y)` mark: the task ran X µs after it was due.
+    Tracemark,
+    /// Nothing says when it was due: only the time after the wake-up is explained.
+    Wakeup,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Timer => "timer",
+            Source::Tracemark => "tracemark",
+            Source::Wakeup => "wakeup",
+        }
+    }
+}

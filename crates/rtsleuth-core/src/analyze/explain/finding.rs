@@ -1,0 +1,238 @@
+//! One explained wake-up: its times and the components its latency is made of.
+
+use super::cause::{Cause, Phase, Source};
+use super::names::NameId;
+use crate::event::Timestamp;
+
+/// Who or what a component blames. Names stay ids until a report renders them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Culprit {
+    Task(i32),
+    Irq {
+        irq: u32,
+        name: NameId,
+    },
+    Vector {
+        vector: Option<u32>,
+        name: NameId,
+    },
+    /// An hrtimer callback function as the kernel prints it (`timer_callback [irq_noise]`).
+    Callback(NameId),
+    Softirq {
+        vec: u32,
+        action: NameId,
+    },
+}
+
+/// Why a stretch got its cause: the evidence a report spells out as the component's detail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Note {
+    /// The timer interrupt arrived within the ordinary delivery time.
+    InterruptDelivery,
+    /// Entry, exit and dispatch of the interrupt that woke the task.
+    WakeInterrupt,
+    /// The task's own timer callback (`hrtimer_wakeup`) doing the wake-up.
+    WakeCallback,
+    /// The reschedule IPI that tells a remote CPU to switch.
+    ReschedIpi,
+    /// A lower-priority task's short way to the switch, or the switch itself.
+    Scheduling,
+    /// The idle task leaving idle to switch.
+    IdleExit,
+    /// An interrupt or softirq other than the wake-up's own ran.
+    Interrupt,
+    /// The last event before the late interrupt had interrupts disabled.
+    IrqsOffFlag,
+    /// A `preemptirq:irq_disable` at this caller was still open.
+    IrqsOffCaller(NameId),
+    /// The CPU was idle and the timer interrupt did not wake it on time.
+    IdleLate,
+    /// No event at all in `[from, to]` although interrupts were on as far as the trace shows.
+    NoEvents { from: Timestamp, to: Timestamp },
+    /// A task ran (the culprit); what its events said.
+    Ran {
+        prio: Option<i32>,
+        need_resched: bool,
+        preempt_off_at: Option<NameId>,
+    },
+    /// Nothing is known about the CPU here (before its first event, or events were lost).
+    NoHistory,
+    /// Older than the CPU's look-back window.
+    OutsideWindow,
+}
+
+/// Time of one kind, one phase and one culprit. Pieces of the same kind, phase and culprit
+/// are merged: `us` is their sum, `start`/`end` the first start and the last end.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Component {
+    pub cause: Cause,
+    pub phase: Phase,
+    pub ns: u64,
+    pub start: Timestamp,
+    pub end: Timestamp,
+    pub cpu: u32,
+    pub culprit: Option<Culprit>,
+    /// The evidence of the component's longest piece.
+    pub note: Note,
+    longest: u64,
+}
+
+impl Component {
+    pub fn new(
+        cause: Cause,
+        phase: Phase,
+        cpu: u32,
+        (start, end): (Timestamp, Timestamp),
+        culprit: Option<Culprit>,
+        note: Note,
+    ) -> Component {
+        Component {
+            cause,
+            phase,
+            ns: end - start,
+            start,
+            end,
+            cpu,
+            culprit,
+            note,
+            longest: end - start,
+        }
+    }
+
+    fn same_bucket(&self, other: &Component) -> bool {
+        self.cause == other.cause && self.phase == other.phase && self.culprit == other.culprit
+    }
+
+    fn absorb(&mut self, other: &Component) {
+        self.ns += other.ns;
+        self.start = self.start.min(other.start);
+        self.end = self.end.max(other.end);
+        if let (
+            Note::Ran { need_resched, .. },
+            Note::Ran {
+                need_resched: n, ..
+            },
+        ) = (&mut self.note, other.note)
+        {
+            *need_resched |= n;
+        }
+        if let (Note::NoEvents { from, to }, Note::NoEvents { from: f, to: t }) =
+            (&mut self.note, other.note)
+        {
+            *from = (*from).min(f);
+            *to = (*to).max(t);
+        } else if other.longest > self.longest {
+            self.note = other.note;
+        }
+        self.longest = self.longest.max(other.longest);
+    }
+}
+
+/// Merges components of the same kind, phase and culprit, keeping the order of first
+/// appearance.
+pub fn merge(pieces: Vec<Component>) -> Vec<Component> {
+    let mut out: Vec<Component> = Vec::with_capacity(pieces.len().min(16));
+    for p in pieces.into_iter().filter(|p| p.ns > 0) {
+        match out.iter_mut().find(|c| c.same_bucket(&p)) {
+            Some(c) => c.absorb(&p),
+            None => out.push(p),
+        }
+    }
+    out
+}
+
+/// A late wake-up and what it was made of.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    pub pid: i32,
+    /// The priority the task was switched in with.
+    pub prio: i32,
+    /// The CPU it ran on.
+    pub cpu: u32,
+    pub source: Source,
+    pub expected: Option<Timestamp>,
+    pub wakeup: Timestamp,
+    pub waker_cpu: u32,
+    /// When the interrupt that woke it was entered, if it was woken from an interrupt.
+    pub wake_irq_entry: Option<Timestamp>,
+    pub run: Timestamp,
+    /// Chronological within each phase; the `ns` add up to [`Finding::latency_ns`].
+    pub components: Vec<Component>,
+}
+
+impl Finding {
+    pub fn latency_ns(&self) -> u64 {
+        self.run - self.expected.unwrap_or(self.wakeup)
+    }
+
+    /// The kind with the most time: the finding's root cause.
+    pub fn root_cause(&self) -> Cause {
+        let mut totals: Vec<(Cause, u64)> = Vec::new();
+        for c in &self.components {
+            match totals.iter_mut().find(|(k, _)| *k == c.cause) {
+                Some((_, ns)) => *ns += c.ns,
+                None => totals.push((c.cause, c.ns)),
+            }
+        }
+        // On a tie the kind seen first wins; an empty finding (zero latency) is the wake-up
+        // path's own.
+        totals
+            .iter()
+            .fold(None, |best: Option<(Cause, u64)>, &(k, ns)| match best {
+                Some((_, b)) if b >= ns => best,
+                _ => Some((k, ns)),
+            })
+            .map_or(Cause::KernelPath, |(k, _)| k)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn piece(cause: Cause, span: (u64, u64), culprit: Option<Culprit>) -> Component {
+        Component::new(cause, Phase::AfterWakeup, 0, span, culprit, Note::Interrupt)
+    }
+
+    #[test]
+    fn merging_sums_same_kind_phase_and_culprit() {
+        let t = Some(Culprit::Task(9));
+        let merged = merge(vec![
+            piece(Cause::HigherPriority, (10, 110), t),
+            piece(Cause::Hardirq, (110, 115), None),
+            piece(Cause::HigherPriority, (115, 300), t),
+            piece(Cause::HigherPriority, (300, 310), Some(Culprit::Task(8))),
+            piece(Cause::KernelPath, (310, 310), None),
+        ]);
+        assert_eq!(merged.len(), 3);
+        assert_eq!(
+            (merged[0].ns, merged[0].start, merged[0].end),
+            (285, 10, 300)
+        );
+        assert_eq!(merged[1].cause, Cause::Hardirq);
+        assert_eq!(merged[2].culprit, Some(Culprit::Task(8)));
+    }
+
+    #[test]
+    fn the_root_cause_is_the_kind_with_most_time() {
+        let f = Finding {
+            pid: 1,
+            prio: 19,
+            cpu: 0,
+            source: Source::Wakeup,
+            expected: None,
+            wakeup: 0,
+            waker_cpu: 0,
+            wake_irq_entry: None,
+            run: 100,
+            components: vec![
+                piece(Cause::PreemptOff, (0, 40), Some(Culprit::Task(2))),
+                piece(Cause::Hardirq, (40, 80), None),
+                piece(Cause::PreemptOff, (80, 100), Some(Culprit::Task(3))),
+            ],
+        };
+        // 60 ns of preempt_off across two culprits beat 40 of hardirq.
+        assert_eq!(f.root_cause(), Cause::PreemptOff);
+        assert_eq!(f.latency_ns(), 100);
+    }
+}

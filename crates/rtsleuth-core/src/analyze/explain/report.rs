@@ -1,0 +1,388 @@
+//! The `explain` report: per finding a verdict and a timeline ladder, then the aggregate.
+
+use super::cause::{Cause, Phase, Source};
+use super::finding::{Component, Culprit, Finding, Note};
+use super::victim::{aggregate_into, Aggregate, Spikes};
+use super::Explain;
+use crate::event::{ns_to_us, ts_to_secs, Timestamp};
+use crate::read::TraceInfo;
+use crate::report::{fmt_ts, fmt_us, trace_json, Align, Block, Document, Table};
+use serde_json::{json, Value};
+
+/// Everything a report says about one component, rendered once.
+struct Rendered {
+    culprit: Option<String>,
+    detail: String,
+}
+
+impl Explain {
+    /// Commits what is still open and picks the reported tasks: the explicit targets, or the
+    /// task a cyclictest mark names, or every real-time task explained.
+    fn reported_pids(&mut self) -> Vec<i32> {
+        let (threshold, top) = (self.threshold_ns(), self.opts.top);
+        for v in self.victims.values_mut() {
+            v.commit(threshold, top);
+        }
+        let explicit = !self.opts.pids.is_empty() || !self.opts.comms.is_empty() || self.opts.all;
+        let mut pids: Vec<i32> = self
+            .victims
+            .iter()
+            .filter(|(pid, v)| {
+                v.wakeups > 0 && (explicit || self.marked.is_empty() || self.marked.contains(pid))
+            })
+            .map(|(pid, _)| *pid)
+            .collect();
+        pids.sort_unstable();
+        pids
+    }
+
+    pub fn document(&mut self, info: &TraceInfo) -> Document {
+        let pids = self.reported_pids();
+        let mut findings: Vec<&Finding> = pids
+            .iter()
+            .flat_map(|p| self.victims[p].worst.iter())
+            .collect();
+        findings.sort_by(|a, b| b.latency_ns().cmp(&a.latency_ns()).then(a.run.cmp(&b.run)));
+        findings.truncate(self.opts.top);
+        let mut aggregate = Aggregate::default();
+        if self.opts.threshold_us.is_some() {
+            for p in &pids {
+                for (k, s) in &self.victims[p].aggregate {
+                    let a = aggregate.entry(*k).or_default();
+                    a.spikes += s.spikes;
+                    a.total_ns += s.total_ns;
+                    a.max_ns = a.max_ns.max(s.max_ns);
+                }
+            }
+        } else {
+            findings
+                .iter()
+                .for_each(|f| aggregate_into(&mut aggregate, f));
+        }
+        let mut aggregate: Vec<((Cause, Option<Culprit>), Spikes)> =
+            aggregate.into_iter().collect();
+        aggregate.sort_by(|a, b| b.1.total_ns.cmp(&a.1.total_ns).then(a.0 .0.cmp(&b.0 .0)));
+
+        let mut warnings = info.warnings();
+        if self.dropped_by_lost > 0 {
+            warnings.push(format!(
+                "{} wake-ups in flight were not explained because events were lost",
+                self.dropped_by_lost
+            ));
+        }
+        if pids.is_empty() {
+            warnings.push(
+                "no wake-up of a target task was found (by default: real-time tasks, prio < 100; see --all, --pid, --task)"
+                    .into(),
+            );
+        }
+
+        let targets: Vec<Value> = pids
+            .iter()
+            .map(|p| {
+                let v = &self.victims[p];
+                json!({"comm": self.tasks.get(*p), "pid": p, "wakeups": v.wakeups, "spikes": v.spikes})
+            })
+            .collect();
+        let json = json!({
+            "schema": "rtsleuth.explain/1",
+            "trace": trace_json(info),
+            "threshold_us": self.opts.threshold_us,
+            "targets": targets,
+            "findings": findings.iter().map(|f| self.finding_json(f)).collect::<Vec<_>>(),
+            "aggregate": aggregate.iter().map(|((cause, culprit), s)| json!({
+                "kind": cause.as_str(),
+                "culprit": culprit.map(|c| self.culprit_name(c)),
+                "spikes": s.spikes,
+                "total_us": ns_to_us(s.total_ns),
+                "max_us": ns_to_us(s.max_ns),
+            })).collect::<Vec<_>>(),
+            "warnings": warnings,
+        });
+
+        let mut blocks = vec![self.targets_block(&pids)];
+        for (i, f) in findings.iter().enumerate() {
+            blocks.push(Block::Lines(String::new(), self.finding_lines(i + 1, f)));
+        }
+        blocks.push(Block::Table(self.aggregate_table(&aggregate)));
+        Document {
+            json,
+            blocks,
+            warnings,
+        }
+    }
+
+    fn targets_block(&self, pids: &[i32]) -> Block {
+        let mut pairs: Vec<(String, String)> = pids
+            .iter()
+            .map(|p| {
+                let v = &self.victims[p];
+                let spikes = match self.opts.threshold_us {
+                    Some(t) => format!(", {} at or above {} us", v.spikes, fmt_us(t)),
+                    None => String::new(),
+                };
+                (
+                    self.task_name(*p),
+                    format!("{} wake-ups explained{spikes}", v.wakeups),
+                )
+            })
+            .collect();
+        if pids.is_empty() {
+            pairs.push(("targets".into(), "none".into()));
+        }
+        Block::Pairs("Targets".into(), pairs)
+    }
+
+    fn task_name(&self, pid: i32) -> String {
+        format!("{}-{pid}", self.tasks.get(pid))
+    }
+
+    fn culprit_name(&self, c: Culprit) -> String {
+        let n = |id| self.names.get(id);
+        match c {
+            Culprit::Task(pid) => self.task_name(pid),
+            Culprit::Irq { irq, name } => format!("irq {irq} ({})", n(name)),
+            Culprit::Vector {
+                vector: Some(v),
+                name,
+            } => format!("vector {v} ({})", n(name)),
+            Culprit::Vector { vector: None, name } => format!("vector ({})", n(name)),
+            Culprit::Callback(function) => n(function).to_string(),
+            Culprit::Softirq { vec, action } => format!("softirq {vec} ({})", n(action)),
+        }
+    }
+
+    fn render(&self, f: &Finding, c: &Component) -> Rendered {
+        let culprit = c.culprit.map(|k| self.culprit_name(k));
+        let who = culprit.clone().unwrap_or_default();
+        let cpu = c.cpu;
+        let victim = self.task_name(f.pid);
+        let detail = match c.note {
+            Note::InterruptDelivery => format!("the timer interrupt reaching CPU{cpu}"),
+            Note::WakeInterrupt => "entry and exit of the interrupt that woke it".into(),
+            Note::WakeCallback => "its own timer callback (hrtimer_wakeup) waking it".into(),
+            Note::ReschedIpi => format!("the reschedule IPI to CPU{cpu}"),
+            Note::Scheduling => format!("reaching the switch on CPU{cpu}"),
+            Note::IdleExit => format!("CPU{cpu} leaving idle"),
+            Note::Interrupt if c.cause == Cause::Softirq => format!("{who} ran on CPU{cpu}"),
+            Note::Interrupt => format!("{who} ran in hard-IRQ context on CPU{cpu}"),
+            Note::IrqsOffFlag => format!(
+                "{who} ran with interrupts disabled (last event flagged d), so the timer interrupt came late"
+            ),
+            Note::IrqsOffCaller(caller) => format!(
+                "{who} disabled interrupts at {}, so the timer interrupt came late",
+                self.names.get(caller)
+            ),
+            Note::IdleLate => format!(
+                "CPU{cpu} was idle and the timer interrupt came late: no events (deep C-state exit, or the hypervisor did not run the vCPU)"
+            ),
+            Note::NoEvents { from, to } => format!(
+                "no events at all on CPU{cpu} from {} to {} ({} us) with interrupts enabled: SMI, hypervisor or firmware",
+                fmt_ts(from),
+                fmt_ts(to),
+                fmt_us(ns_to_us(to - from))
+            ),
+            Note::Ran { prio, need_resched, preempt_off_at } => {
+                let prio = prio.map_or("?".into(), |p| p.to_string());
+                let mut d = match c.cause {
+                    Cause::HigherPriority => {
+                        format!("{who} (prio {prio}) kept CPU{cpu} while {victim} (prio {}) was runnable", f.prio)
+                    }
+                    _ => format!(
+                        "{who} (prio {prio}) kept CPU{cpu} until a preemption point while {victim} (prio {}) was runnable",
+                        f.prio
+                    ),
+                };
+                if need_resched {
+                    d.push_str("; need-resched (N) was set");
+                }
+                if let Some(at) = preempt_off_at {
+                    d.push_str(&format!("; preemption disabled at {}", self.names.get(at)));
+                }
+                d
+            }
+            Note::NoHistory => format!("nothing is known about CPU{cpu} here (before its first event, or events were lost)"),
+            Note::OutsideWindow => format!("older than CPU{cpu}'s look-back window"),
+        };
+        Rendered { culprit, detail }
+    }
+
+    fn finding_json(&self, f: &Finding) -> Value {
+        json!({
+            "task": {"comm": self.tasks.get(f.pid), "pid": f.pid, "prio": f.prio},
+            "cpu": f.cpu,
+            "latency_us": ns_to_us(f.latency_ns()),
+            "source": f.source.as_str(),
+            "expected_ts": f.expected.map(ts_to_secs),
+            "wakeup_ts": ts_to_secs(f.wakeup),
+            "run_ts": ts_to_secs(f.run),
+            "waker_cpu": f.waker_cpu,
+            "root_cause": f.root_cause().as_str(),
+            "components": f.components.iter().map(|c| {
+                let r = self.render(f, c);
+                json!({
+                    "kind": c.cause.as_str(),
+                    "phase": c.phase.as_str(),
+                    "us": ns_to_us(c.ns),
+                    "start_ts": ts_to_secs(c.start),
+                    "end_ts": ts_to_secs(c.end),
+                    "cpu": c.cpu,
+                    "culprit": r.culprit,
+                    "detail": r.detail,
+                })
+            }).collect::<Vec<_>>(),
+            "summary": self.summary(f),
+        })
+    }
+
+    /// One sentence: how late, and the one or two components that made it so.
+    fn summary(&self, f: &Finding) -> String {
+        let lat = f.latency_ns();
+        let mut big: Vec<&Component> = f.components.iter().collect();
+        big.sort_by_key(|c| std::cmp::Reverse(c.ns));
+        let parts: Vec<String> = big
+            .iter()
+            .take(2)
+            .filter(|c| c.ns > 0)
+            .map(|c| {
+                format!(
+                    "{} us ({}) {}: {}",
+                    fmt_us(round3(ns_to_us(c.ns))),
+                    percent(c.ns, lat),
+                    c.cause.as_str(),
+                    self.render(f, c).detail
+                )
+            })
+            .collect();
+        let from = match f.source {
+            Source::Wakeup => "after its wake-up",
+            Source::Timer | Source::Tracemark => "late",
+        };
+        format!(
+            "{} ran {} us {from} on CPU{}: {}",
+            self.task_name(f.pid),
+            fmt_us(round3(ns_to_us(lat))),
+            f.cpu,
+            parts.join("; ")
+        )
+    }
+
+    /// The verdict, then the ladder: milestones (due, interrupt entry, wake-up, switch) with
+    /// the components between them.
+    fn finding_lines(&self, rank: usize, f: &Finding) -> Vec<String> {
+        let lat = f.latency_ns();
+        let mut lines = vec![
+            format!(
+                "#{rank} {} (prio {}) CPU{}: {} us [{}], root cause {}",
+                self.task_name(f.pid),
+                f.prio,
+                f.cpu,
+                fmt_us(round3(ns_to_us(lat))),
+                f.source.as_str(),
+                f.root_cause().as_str()
+            ),
+            format!("   {}", self.summary(f)),
+        ];
+        let mut rows: Vec<(Timestamp, u8, String)> = Vec::new();
+        if let Some(e) = f.expected {
+            let how = match f.source {
+                Source::Timer => "due: its hrtimer expiry in the trace clock",
+                _ => "due: cyclictest's mark minus its latency",
+            };
+            rows.push((e, 0, milestone(e, how)));
+        }
+        if let Some(irq) = f
+            .wake_irq_entry
+            .filter(|&t| f.expected.map_or(true, |e| t >= e))
+        {
+            rows.push((
+                irq,
+                1,
+                milestone(irq, &format!("interrupt entry on CPU{}", f.waker_cpu)),
+            ));
+        }
+        rows.push((
+            f.wakeup,
+            2,
+            milestone(f.wakeup, &format!("wake-up on CPU{}", f.waker_cpu)),
+        ));
+        rows.push((
+            f.run,
+            4,
+            milestone(f.run, &format!("switched in on CPU{}", f.cpu)),
+        ));
+        for c in &f.components {
+            let r = self.render(f, c);
+            let what = r.culprit.unwrap_or(r.detail);
+            let row = format!(
+                "      {:>10} us {:>6}  {:<15} {what}",
+                fmt_us(round3(ns_to_us(c.ns))),
+                percent(c.ns, lat),
+                c.cause.as_str()
+            );
+            // After the milestone it follows: before-phase parts before the wake-up.
+            let at = match c.phase {
+                Phase::BeforeWakeup => c.start.min(f.wakeup),
+                Phase::AfterWakeup => c.start.max(f.wakeup),
+            };
+            rows.push((at, 3, row));
+        }
+        rows.sort_by_key(|r| (r.0, r.1));
+        lines.extend(rows.into_iter().map(|r| r.2));
+        lines
+    }
+
+    fn aggregate_table(&self, aggregate: &[((Cause, Option<Culprit>), Spikes)]) -> Table {
+        let title = match self.opts.threshold_us {
+            Some(t) => format!(
+                "Aggregate over every wake-up at least {} us late",
+                fmt_us(t)
+            ),
+            None => "Aggregate over the findings above (--threshold US for every spike)".into(),
+        };
+        let mut t = Table::new(
+            &title,
+            &[
+                ("kind", Align::Left),
+                ("culprit", Align::Left),
+                ("spikes", Align::Right),
+                ("total_us", Align::Right),
+                ("max_us", Align::Right),
+            ],
+        );
+        for ((cause, culprit), s) in aggregate {
+            t.rows.push(vec![
+                cause.as_str().into(),
+                culprit.map_or("-".into(), |c| self.culprit_name(c)),
+                s.spikes.to_string(),
+                fmt_us(round3(ns_to_us(s.total_ns))),
+                fmt_us(round3(ns_to_us(s.max_ns))),
+            ]);
+        }
+        t
+    }
+}
+
+fn milestone(ts: Timestamp, what: &str) -> String {
+    format!("   {:>17}  {what}", fmt_ts_ns(ts))
+}
+
+/// Seconds with nanoseconds when there are any: calibrated due times are not whole µs.
+fn fmt_ts_ns(ts: Timestamp) -> String {
+    if ts % 1000 == 0 {
+        fmt_ts(ts)
+    } else {
+        format!("{}.{:09}", ts / 1_000_000_000, ts % 1_000_000_000)
+    }
+}
+
+fn round3(us: f64) -> f64 {
+    (us * 1e3).round() / 1e3
+}
+
+fn percent(part: u64, whole: u64) -> String {
+    if whole == 0 {
+        return "-".into();
+    }
+    format!("{:.1}%", part as f64 * 100.0 / whole as f64)
+}

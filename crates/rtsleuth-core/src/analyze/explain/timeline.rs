@@ -1,0 +1,539 @@
+//! What each CPU was doing, kept as a bounded history of stretches.
+//!
+//! A CPU's time is cut into stretches by what runs on it: a task (from `sched_switch`, or
+//! inferred when an event shows another task running), or the innermost interrupt frame (hard
+//! IRQ handler, x86 vector, hard-IRQ hrtimer callback, softirq). A stretch also keeps what the
+//! events inside it said: the flags of its last event and the preemptirq section open during it.
+//! Consecutive events with the same activity extend one stretch, so the history grows with
+//! changes of activity, not with events, and is trimmed to a look-back window: `explain` needs
+//! only the recent past of each CPU, never the whole trace.
+
+use super::names::{NameId, Names};
+use crate::event::{Event, EventKind, Flags, Timestamp};
+use std::collections::VecDeque;
+
+/// How far back a CPU's history reaches. A late wake-up longer than this is explained up to
+/// the window and the rest is `unknown`.
+pub const LOOKBACK_NS: u64 = 2_000_000_000;
+/// The most stretches kept per CPU, whatever their age (about 20 MB per CPU), so a storm of
+/// interrupts cannot grow the history without bound.
+pub const MAX_STRETCHES: usize = 1 << 19;
+
+/// One level of interrupt context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Irq {
+    Handler {
+        irq: u32,
+        name: NameId,
+    },
+    Vector {
+        vector: Option<u32>,
+        name: NameId,
+    },
+    /// An hrtimer callback run from the timer interrupt.
+    Callback {
+        hrtimer: u64,
+        function: NameId,
+    },
+    Softirq {
+        vec: u32,
+        action: NameId,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Activity {
+    /// Nothing known yet: before the CPU's first event, or after lost events.
+    Unknown,
+    /// A task in task context; pid 0 is the idle task.
+    Task { pid: i32, prio: Option<i32> },
+    /// `seq` numbers the CPU's outermost interrupts, so the stretches of one interrupt (entry,
+    /// callbacks, exit) can be told from those of the next.
+    Irq { irq: Irq, seq: u32 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stretch {
+    pub start: Timestamp,
+    pub end: Timestamp,
+    pub activity: Activity,
+    /// The last event recorded inside the stretch (its start when there was none).
+    pub last_event: Timestamp,
+    /// That last event, if in task context, had interrupts disabled.
+    pub last_irqs_off: bool,
+    /// Some event inside had a reschedule request pending (`N`).
+    pub need_resched: bool,
+    /// A `preemptirq:irq_disable` without its `irq_enable` yet: where interrupts went off.
+    pub irqs_off_at: Option<NameId>,
+    /// The same for `preempt_disable`.
+    pub preempt_off_at: Option<NameId>,
+}
+
+impl Stretch {
+    fn new(ts: Timestamp, activity: Activity) -> Stretch {
+        Stretch {
+            start: ts,
+            end: ts,
+            activity,
+            last_event: ts,
+            last_irqs_off: false,
+            need_resched: false,
+            irqs_off_at: None,
+            preempt_off_at: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    irq: Irq,
+    start: Timestamp,
+    /// For callbacks: the clock-base time the timer interrupt ran at (`now=`).
+    now: u64,
+}
+
+/// What was executing on a CPU at a wake-up.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WakeContext {
+    /// The outermost interrupt, when the wake-up happened in interrupt context.
+    pub seq: Option<u32>,
+    /// When that interrupt was entered.
+    pub irq_entry: Option<Timestamp>,
+    /// The innermost hrtimer callback: its timer, `now=` and entry time.
+    pub callback: Option<(u64, u64, Timestamp)>,
+}
+
+#[derive(Debug)]
+pub struct CpuTimeline {
+    history: VecDeque<Stretch>,
+    current: Stretch,
+    /// Who runs in task context.
+    task: Activity,
+    stack: Vec<Frame>,
+    seq: u32,
+    irqs_off_at: Option<NameId>,
+    preempt_off_at: Option<NameId>,
+}
+
+impl CpuTimeline {
+    pub fn new(ts: Timestamp) -> CpuTimeline {
+        CpuTimeline {
+            history: VecDeque::new(),
+            current: Stretch::new(ts, Activity::Unknown),
+            task: Activity::Unknown,
+            stack: Vec::new(),
+            seq: 0,
+            irqs_off_at: None,
+            preempt_off_at: None,
+        }
+    }
+
+    /// Feeds one event of this CPU. `prio_of` gives a task's last known priority for
+    /// switch-ins the trace did not record. Returns the pid switched in by this event, if any.
+    pub fn on_event(
+        &mut self,
+        ev: &Event<'_>,
+        names: &mut Names,
+        prio_of: impl Fn(i32) -> Option<i32>,
+    ) -> Option<i32> {
+        let ts = ev.ts;
+        let in_irq = ev.flags.hardirq || ev.flags.softirq || ev.flags.nmi;
+        let task_context = if ev.flags.known {
+            !in_irq
+        } else {
+            self.stack.is_empty()
+        };
+        if ev.flags.known && !in_irq && !self.stack.is_empty() {
+            // The exits of these frames were not traced (the trace started inside them, or
+            // they were lost): the event proves the CPU is back in task context.
+            self.stack.clear();
+            self.refresh(ts);
+        }
+        let switched_in = self.current_task(ev, prio_of);
+        match ev.kind {
+            EventKind::IrqHandlerEntry { irq, name } => {
+                let name = names.intern(name);
+                self.enter(ts, Irq::Handler { irq, name }, 0, ev.flags);
+            }
+            EventKind::IrqVectorEntry(v) => {
+                let name = names.intern(v.name);
+                let irq = Irq::Vector {
+                    vector: v.vector,
+                    name,
+                };
+                self.enter(ts, irq, 0, ev.flags);
+            }
+            EventKind::HrtimerExpireEntry {
+                hrtimer,
+                now,
+                function,
+            } if !task_context => {
+                let function = names.intern(function);
+                self.enter(ts, Irq::Callback { hrtimer, function }, now, ev.flags);
+            }
+            EventKind::SoftirqEntry { vec, action } => {
+                let action = names.intern(action);
+                self.enter(ts, Irq::Softirq { vec, action }, 0, ev.flags);
+            }
+            EventKind::IrqHandlerExit { irq, .. } => self.exit(
+                ts,
+                ev.flags,
+                |f| matches!(f, Irq::Handler { irq: i, .. } if i == irq),
+            ),
+            EventKind::IrqVectorExit(v) => self.exit(
+                ts,
+                ev.flags,
+                |f| matches!(f, Irq::Vector { name, .. } if names.get(name) == v.name),
+            ),
+            EventKind::HrtimerExpireExit { hrtimer } => self.exit(
+                ts,
+                ev.flags,
+                |f| matches!(f, Irq::Callback { hrtimer: h, .. } if h == hrtimer),
+            ),
+            EventKind::SoftirqExit { vec, .. } => self.exit(
+                ts,
+                ev.flags,
+                |f| matches!(f, Irq::Softirq { vec: v, .. } if v == vec),
+            ),
+            EventKind::SchedSwitch {
+                prev_pid,
+                prev_prio,
+                next_pid,
+                next_prio,
+                ..
+            } => {
+                self.note(ts, ev.flags, true);
+                self.learn_prio(prev_pid, prev_prio);
+                self.task = Activity::Task {
+                    pid: next_pid,
+                    prio: Some(next_prio),
+                };
+                self.refresh(ts);
+                return Some(next_pid);
+            }
+            EventKind::IrqDisable { caller, .. } | EventKind::IrqEnable { caller, .. }
+                if task_context =>
+            {
+                self.note(ts, ev.flags, true);
+                let off = matches!(ev.kind, EventKind::IrqDisable { .. });
+                self.irqs_off_at = off.then(|| names.intern(caller));
+                self.refresh(ts);
+            }
+            EventKind::PreemptDisable { caller, .. } | EventKind::PreemptEnable { caller, .. }
+                if task_context =>
+            {
+                self.note(ts, ev.flags, true);
+                let off = matches!(ev.kind, EventKind::PreemptDisable { .. });
+                self.preempt_off_at = off.then(|| names.intern(caller));
+                self.refresh(ts);
+            }
+            _ => self.note(ts, ev.flags, task_context),
+        }
+        switched_in
+    }
+
+    /// Every event names the CPU's current task (in interrupt context, the interrupted one).
+    /// A task other than the one the trace switched in was switched in without a traced
+    /// `sched_switch`, at the latest now.
+    fn current_task(
+        &mut self,
+        ev: &Event<'_>,
+        prio_of: impl Fn(i32) -> Option<i32>,
+    ) -> Option<i32> {
+        let known = match self.task {
+            Activity::Task { pid, .. } if pid == ev.pid => return None,
+            Activity::Task { .. } => true,
+            _ => false,
+        };
+        self.task = Activity::Task {
+            pid: ev.pid,
+            prio: prio_of(ev.pid),
+        };
+        self.refresh(ev.ts);
+        // The first event of a CPU only says who was already running there.
+        known.then_some(ev.pid)
+    }
+
+    /// A task switched in without a traced `sched_switch` may have had no known priority; its
+    /// switch out prints it, and it holds for the whole time it ran.
+    fn learn_prio(&mut self, pid: i32, prio: i32) {
+        let fix = |a: &mut Activity| match a {
+            Activity::Task {
+                pid: p,
+                prio: q @ None,
+            } if *p == pid => {
+                *q = Some(prio);
+                true
+            }
+            Activity::Task { .. } => false,
+            _ => true,
+        };
+        if let Activity::Task {
+            pid: p,
+            prio: q @ None,
+        } = &mut self.task
+        {
+            if *p == pid {
+                *q = Some(prio);
+            }
+        }
+        if !fix(&mut self.current.activity) {
+            return;
+        }
+        for s in self.history.iter_mut().rev() {
+            if !fix(&mut s.activity) {
+                break;
+            }
+        }
+    }
+
+    fn enter(&mut self, ts: Timestamp, irq: Irq, now: u64, flags: Flags) {
+        if self.stack.is_empty() {
+            self.seq = self.seq.wrapping_add(1);
+        }
+        self.stack.push(Frame {
+            irq,
+            start: ts,
+            now,
+        });
+        self.refresh(ts);
+        self.note(ts, flags, false);
+    }
+
+    /// Leaves the innermost frame `is` matches, and the frames above it whose exits are
+    /// missing; an exit with no matching entry (the trace began inside it) changes nothing.
+    fn exit(&mut self, ts: Timestamp, flags: Flags, is: impl Fn(Irq) -> bool) {
+        self.note(ts, flags, false);
+        if let Some(depth) = self.stack.iter().rposition(|f| is(f.irq)) {
+            self.stack.truncate(depth);
+            self.refresh(ts);
+        }
+    }
+
+    fn note(&mut self, ts: Timestamp, flags: Flags, task_context: bool) {
+        let s = &mut self.current;
+        s.end = s.end.max(ts);
+        s.last_event = ts;
+        if task_context {
+            s.last_irqs_off = flags.irqs_off;
+        }
+        s.need_resched |= flags.resched_pending();
+    }
+
+    /// Starts a new stretch at `ts` if what runs has changed.
+    fn refresh(&mut self, ts: Timestamp) {
+        let activity = match self.stack.last() {
+            Some(f) => Activity::Irq {
+                irq: f.irq,
+                seq: self.seq,
+            },
+            None => self.task,
+        };
+        let s = &self.current;
+        if s.activity == activity
+            && s.irqs_off_at == self.irqs_off_at
+            && s.preempt_off_at == self.preempt_off_at
+        {
+            return;
+        }
+        let mut next = Stretch::new(ts, activity);
+        next.irqs_off_at = self.irqs_off_at;
+        next.preempt_off_at = self.preempt_off_at;
+        let mut done = std::mem::replace(&mut self.current, next);
+        done.end = ts;
+        if done.end > done.start {
+            self.history.push_back(done);
+        }
+        while self.history.len() > MAX_STRETCHES
+            || self
+                .history
+                .front()
+                .is_some_and(|f| f.end.saturating_add(LOOKBACK_NS) < ts)
+        {
+            self.history.pop_front();
+        }
+    }
+
+    /// Events were lost on this CPU: nothing is known about it until its next event.
+    pub fn lost(&mut self) {
+        let ts = self.current.end;
+        self.stack.clear();
+        self.task = Activity::Unknown;
+        self.irqs_off_at = None;
+        self.preempt_off_at = None;
+        self.refresh(ts);
+    }
+
+    pub fn wake_context(&self) -> WakeContext {
+        WakeContext {
+            seq: (!self.stack.is_empty()).then_some(self.seq),
+            irq_entry: self.stack.first().map(|f| f.start),
+            callback: self.stack.iter().rev().find_map(|f| match f.irq {
+                Irq::Callback { hrtimer, .. } => Some((hrtimer, f.now, f.start)),
+                _ => None,
+            }),
+        }
+    }
+
+    /// Where the history begins.
+    pub fn earliest(&self) -> Timestamp {
+        self.history.front().unwrap_or(&self.current).start
+    }
+
+    /// The stretches overlapping `[from, to)`, in order. The current stretch lasts until the
+    /// CPU's next event, so it reaches `to`.
+    pub fn between(&self, from: Timestamp, to: Timestamp) -> impl Iterator<Item = Stretch> + '_ {
+        let first = self.history.partition_point(|s| s.end <= from);
+        let current = Stretch {
+            end: self.current.end.max(to),
+            ..self.current
+        };
+        self.history
+            .range(first..)
+            .copied()
+            .chain(std::iter::once(current))
+            .take_while(move |s| s.start < to)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::ftrace_text::{parse_line, Line, LineContext};
+
+    fn feed(tl: &mut CpuTimeline, names: &mut Names, lines: &str) -> Vec<Option<i32>> {
+        lines
+            .lines()
+            .map(|l| match parse_line(l, &LineContext::default()) {
+                Line::Event(ev, _) => tl.on_event(&ev, names, |_| Some(120)),
+                other => panic!("not an event: {l} -> {other:?}"),
+            })
+            .collect()
+    }
+
+    /// The stretches of a timer interrupt that wakes a task while another one runs.
+    #[test]
+    fn cuts_time_by_what_runs() {
+        let mut names = Names::default();
+        let mut tl = CpuTimeline::new(0);
+        let switched = feed(
+            &mut tl,
+            &mut names,
+            "      fifo_burst-17318   [000] d..2.   653.572043: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=fifo_burst next_pid=17318 next_prio=9
+      fifo_burst-17318   [000] d.h..   653.572055: local_timer_entry: vector=236
+      fifo_burst-17318   [000] d.h..   653.572056: hrtimer_expire_entry: hrtimer=000000006252f71a function=hrtimer_wakeup now=653533727893
+      fifo_burst-17318   [000] d.h2.   653.572056: sched_waking: comm=cyclictest pid=17321 prio=19 target_cpu=000
+      fifo_burst-17318   [000] d.h..   653.572058: hrtimer_expire_exit: hrtimer=000000006252f71a
+      fifo_burst-17318   [000] d.h..   653.572060: local_timer_exit: vector=236
+      fifo_burst-17318   [000] ...1.   653.572071: tracing_mark_write: fifo_burst start 300
+      fifo_burst-17318   [000] d..2.   653.572381: sched_switch: prev_comm=fifo_burst prev_pid=17318 prev_prio=9 prev_state=S ==> next_comm=cyclictest next_pid=17321 next_prio=19",
+        );
+        assert_eq!(
+            switched,
+            [Some(17318), None, None, None, None, None, None, Some(17321)]
+        );
+        let s: Vec<(u64, u64, Activity)> = tl
+            .between(653_572_000_000, 653_572_400_000)
+            .map(|s| (s.start, s.end, s.activity))
+            .collect();
+        let timer = names.intern("hrtimer_wakeup");
+        let local = names.intern("local_timer");
+        let burst = Activity::Task {
+            pid: 17318,
+            prio: Some(9),
+        };
+        let vector = Activity::Irq {
+            irq: Irq::Vector {
+                vector: Some(236),
+                name: local,
+            },
+            seq: 1,
+        };
+        assert_eq!(
+            s,
+            [
+                (0, 653_572_043_000, Activity::Unknown),
+                (653_572_043_000, 653_572_055_000, burst),
+                (653_572_055_000, 653_572_056_000, vector),
+                (
+                    653_572_056_000,
+                    653_572_058_000,
+                    Activity::Irq {
+                        irq: Irq::Callback {
+                            hrtimer: 0x6252f71a,
+                            function: timer
+                        },
+                        seq: 1
+                    }
+                ),
+                (653_572_058_000, 653_572_060_000, vector),
+                (653_572_060_000, 653_572_381_000, burst),
+                (
+                    653_572_381_000,
+                    653_572_400_000,
+                    Activity::Task {
+                        pid: 17321,
+                        prio: Some(19)
+                    }
+                ),
+            ]
+        );
+        // fifo_burst's stretch after the interrupt: its last event had interrupts off (the
+        // switch), the one before the interrupt had them off too (the switch into it).
+        let after_irq = tl.between(653_572_070_000, 653_572_071_000).next().unwrap();
+        assert_eq!(after_irq.last_event, 653_572_381_000);
+        assert!(after_irq.last_irqs_off);
+    }
+
+    #[test]
+    fn the_wake_context_names_the_interrupt_and_the_callback() {
+        let mut names = Names::default();
+        let mut tl = CpuTimeline::new(0);
+        feed(
+            &mut tl,
+            &mut names,
+            "          <idle>-0       [000] d.h1.   653.571068: local_timer_entry: vector=236
+          <idle>-0       [000] d.h1.   653.571069: hrtimer_expire_entry: hrtimer=00000000ba4c36c1 function=hrtimer_wakeup now=653532741563",
+        );
+        assert_eq!(
+            tl.wake_context(),
+            WakeContext {
+                seq: Some(1),
+                irq_entry: Some(653_571_068_000),
+                callback: Some((0xba4c36c1, 653_532_741_563, 653_571_069_000)),
+            }
+        );
+        // A task-context event proves the exits were missed.
+        feed(
+            &mut tl,
+            &mut names,
+            "          <idle>-0       [000] d..2.   653.571081: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=cyclictest next_pid=17321 next_prio=19",
+        );
+        assert_eq!(tl.wake_context(), WakeContext::default());
+    }
+
+    #[test]
+    fn history_is_bounded_by_the_look_back_window() {
+        let mut names = Names::default();
+        let mut tl = CpuTimeline::new(0);
+        for i in 0..10_000u64 {
+            let ts = i * 1_000_000; // one interrupt per ms for 10 s
+            let secs = |t: u64| format!("{}.{:06}", t / 1_000_000_000, t % 1_000_000_000 / 1000);
+            feed(
+                &mut tl,
+                &mut names,
+                &format!(
+                    "  <idle>-0 [000] d.h1. {}: local_timer_entry: vector=236\n  <idle>-0 [000] d.h1. {}: local_timer_exit: vector=236",
+                    secs(ts),
+                    secs(ts + 5_000)
+                ),
+            );
+        }
+        assert!(
+            tl.earliest() >= 9_999_000_000 - LOOKBACK_NS - 1_000_000,
+            "{}",
+            tl.earliest()
+        );
+        assert!(tl.history.len() <= 2 * 2_001, "{}", tl.history.len());
+    }
+}

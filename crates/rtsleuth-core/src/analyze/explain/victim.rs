@@ -1,0 +1,168 @@
+//! What `explain` keeps per target task: its wake-up in flight, its last explained wake-up
+//! (a cyclictest mark that follows may still re-time it), its worst findings and the aggregate
+//! of its spikes.
+
+use super::cause::Cause;
+use super::decompose::WakeUp;
+use super::finding::{Culprit, Finding};
+use rustc_hash::FxHashMap as HashMap;
+
+/// A late wake-up already cut into components, kept until nothing can change it any more.
+#[derive(Debug, Clone)]
+pub struct Explained {
+    pub wake: WakeUp,
+    pub finding: Finding,
+}
+
+/// The spikes of one kind and culprit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Spikes {
+    /// How many wake-ups had time of this kind and culprit.
+    pub spikes: u64,
+    pub total_ns: u64,
+    /// The most one wake-up had.
+    pub max_ns: u64,
+}
+
+pub type Aggregate = HashMap<(Cause, Option<Culprit>), Spikes>;
+
+/// Adds a finding's components to an aggregate, once per kind and culprit.
+pub fn aggregate_into(agg: &mut Aggregate, f: &Finding) {
+    let mut per_key: Vec<((Cause, Option<Culprit>), u64)> = Vec::new();
+    for c in &f.components {
+        let key = (c.cause, c.culprit);
+        match per_key.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, ns)) => *ns += c.ns,
+            None => per_key.push((key, c.ns)),
+        }
+    }
+    for (key, ns) in per_key {
+        let s = agg.entry(key).or_default();
+        s.spikes += 1;
+        s.total_ns += ns;
+        s.max_ns = s.max_ns.max(ns);
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Victim {
+    /// On a CPU now: a wake-up now is no wake-up.
+    pub running: bool,
+    pub pending: Option<WakeUp>,
+    pub last: Option<Explained>,
+    /// Wake-ups explained.
+    pub wakeups: u64,
+    /// Wake-ups at or above the threshold.
+    pub spikes: u64,
+    /// The worst findings, worst first, at most `top`.
+    pub worst: Vec<Finding>,
+    pub aggregate: Aggregate,
+}
+
+impl Victim {
+    /// Files the last explained wake-up for good.
+    pub fn commit(&mut self, threshold_ns: u64, top: usize) {
+        let Some(done) = self.last.take() else {
+            return;
+        };
+        let f = done.finding;
+        let lat = f.latency_ns();
+        if lat < threshold_ns {
+            return;
+        }
+        self.spikes += 1;
+        aggregate_into(&mut self.aggregate, &f);
+        let at = self.worst.partition_point(|w| w.latency_ns() >= lat);
+        if at < top {
+            self.worst.insert(at, f);
+            self.worst.truncate(top);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::cause::{Phase, Source};
+    use super::super::finding::{Component, Note};
+    use super::*;
+
+    fn finding(lat: u64, culprit: i32) -> Finding {
+        Finding {
+            pid: 1,
+            prio: 19,
+            cpu: 0,
+            source: Source::Wakeup,
+            expected: None,
+            wakeup: 1000,
+            waker_cpu: 0,
+            wake_irq_entry: None,
+            run: 1000 + lat,
+            components: vec![
+                Component::new(
+                    Cause::HigherPriority,
+                    Phase::AfterWakeup,
+                    0,
+                    (1000, 1000 + lat - 1),
+                    Some(Culprit::Task(culprit)),
+                    Note::Interrupt,
+                ),
+                Component::new(
+                    Cause::KernelPath,
+                    Phase::AfterWakeup,
+                    0,
+                    (1000 + lat - 1, 1000 + lat),
+                    None,
+                    Note::Scheduling,
+                ),
+            ],
+        }
+    }
+
+    fn explained(lat: u64, culprit: i32) -> Explained {
+        let wake = WakeUp {
+            pid: 1,
+            prio: 19,
+            wakeup: 1000,
+            waker_cpu: 0,
+            context: Default::default(),
+            own_timer: None,
+            due: None,
+            queue: vec![(0, 1000)],
+        };
+        Explained {
+            wake,
+            finding: finding(lat, culprit),
+        }
+    }
+
+    #[test]
+    fn keeps_the_worst_and_aggregates_above_the_threshold() {
+        let mut v = Victim::default();
+        for (lat, who) in [(50, 7), (300, 9), (20, 9), (200, 7), (400, 9)] {
+            v.last = Some(explained(lat, who));
+            v.commit(40, 2);
+        }
+        let worst: Vec<u64> = v.worst.iter().map(Finding::latency_ns).collect();
+        assert_eq!(worst, [400, 300]);
+        assert_eq!(v.spikes, 4);
+        let nine = v.aggregate[&(Cause::HigherPriority, Some(Culprit::Task(9)))];
+        assert_eq!(
+            nine,
+            Spikes {
+                spikes: 2,
+                total_ns: 299 + 399,
+                max_ns: 399
+            }
+        );
+        let seven = v.aggregate[&(Cause::HigherPriority, Some(Culprit::Task(7)))];
+        assert_eq!(
+            seven,
+            Spikes {
+                spikes: 2,
+                total_ns: 49 + 199,
+                max_ns: 199
+            }
+        );
+        assert_eq!(v.aggregate[&(Cause::KernelPath, None)].spikes, 4);
+    }
+}
