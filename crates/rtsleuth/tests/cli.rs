@@ -511,3 +511,101 @@ fn task_without_wakeups_has_null_latencies_in_json() {
         );
     }
 }
+
+const FIFO_ABOVE: &str = "tests/fixtures/recorded/fifo_above/trace.txt";
+
+#[test]
+fn explain_text() {
+    golden("explain.txt", &ok(&["explain", "--top", "3", FIFO_ABOVE]));
+}
+
+#[test]
+fn explain_threshold_text() {
+    golden(
+        "explain-threshold.txt",
+        &ok(&["explain", "--top", "1", "--threshold", "100", FIFO_ABOVE]),
+    );
+}
+
+/// The `rtsleuth.explain/1` contract of PRODUCT.md, field by field, on the cyclictest
+/// `--tracemark` recording: the mark picks the thread, its timer gives the due time.
+#[test]
+fn explain_json() {
+    let out = ok(&[
+        "explain",
+        "--json",
+        "--top",
+        "2",
+        "--threshold",
+        "100",
+        "tests/fixtures/recorded/tracemark/trace.txt",
+    ]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["schema"], "rtsleuth.explain/1");
+    for key in ["format", "events", "cpus", "start", "end", "lost_events"] {
+        assert!(v["trace"].get(key).is_some(), "trace without {key}");
+    }
+    let kinds = [
+        "hardirq",
+        "irqs_off",
+        "softirq",
+        "higher_priority",
+        "preempt_off",
+        "black_hole",
+        "kernel_path",
+        "unknown",
+    ];
+    let findings = v["findings"].as_array().unwrap();
+    // Only one wake-up of the marked thread is 100 us late or more.
+    assert_eq!(findings.len(), 1, "{v:#}");
+    let f = &findings[0];
+    assert_eq!(
+        f["task"],
+        serde_json::json!({"comm": "cyclictest", "pid": 15294, "prio": 19})
+    );
+    assert_eq!(f["cpu"], 0);
+    assert_eq!(f["source"], "timer");
+    assert_eq!(f["latency_us"], 1950.366);
+    assert_eq!(f["expected_ts"], 631.360512634);
+    assert_eq!(f["wakeup_ts"], 631.360516);
+    assert_eq!(f["run_ts"], 631.362463);
+    assert_eq!(f["root_cause"], "higher_priority");
+    assert!(f["summary"].as_str().unwrap().contains("fifo_burst-15291"));
+    let mut sum = 0.0;
+    for c in f["components"].as_array().unwrap() {
+        assert!(kinds.contains(&c["kind"].as_str().unwrap()), "{c}");
+        assert!(["before_wakeup", "after_wakeup"].contains(&c["phase"].as_str().unwrap()));
+        for key in ["us", "start_ts", "end_ts"] {
+            assert!(c[key].is_f64(), "{key} in {c}");
+        }
+        assert!(c["culprit"].is_string() || c["culprit"].is_null());
+        assert!(c["detail"].is_string());
+        sum += c["us"].as_f64().unwrap();
+    }
+    assert!((sum - 1950.366).abs() < 0.001, "{sum}");
+    let agg = v["aggregate"].as_array().unwrap();
+    assert_eq!(agg[0]["kind"], "higher_priority");
+    assert_eq!(agg[0]["culprit"], "fifo_burst-15291");
+    assert_eq!(agg[0]["spikes"], 1);
+    assert_eq!(agg[0]["total_us"], 1937.0);
+    golden("explain.json", &out);
+}
+
+#[test]
+fn explain_without_targets_says_so() {
+    // The trace_pipe variant has real-time tasks, but not under this name.
+    let out = run(&["explain", "--task", "no-such-task", TRACE]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("no wake-up of a target task was found"),
+        "{text}"
+    );
+}
+
+#[test]
+fn explain_all_conflicts_with_a_pid() {
+    let out = run(&["explain", "--all", "--pid", "1", TRACE]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be used with"));
+}

@@ -65,6 +65,8 @@ pub enum Source {
     Timer,
     /// cyclictest's `hit latency threshold (X > Y)` mark: the task ran X µs after it was due.
     Tracemark,
+    /// Estimated from the task's own rhythm of wake-ups (see `period`).
+    Period,
     /// Nothing says when it was due: only the time after the wake-up is explained.
     Wakeup,
 }
@@ -74,6 +76,7 @@ impl Source {
         match self {
             Source::Timer => "timer",
             Source::Tracemark => "tracemark",
+            Source::Period => "period",
             Source::Wakeup => "wakeup",
         }
     }

@@ -11,7 +11,7 @@
 //! Every nanosecond lands in exactly one component; what the history does not cover is
 //! `unknown`.
 
-use super::cause::{Cause, Phase};
+use super::cause::{Cause, Phase, Source};
 use super::finding::{merge, Component, Culprit, Note};
 use super::names::{NameId, Names};
 use super::timeline::{Activity, CpuTimeline, Irq, Stretch, WakeContext};
@@ -32,8 +32,8 @@ pub struct WakeUp {
     pub context: WakeContext,
     /// The hrtimer the task armed, when that timer's callback woke it.
     pub own_timer: Option<OwnTimer>,
-    /// When the own timer was due, in the trace clock.
-    pub due: Option<Timestamp>,
+    /// When it was due, in the trace clock, and how that is known.
+    pub due: Option<(Timestamp, Source)>,
     /// The CPUs the task waited on, each from when: the wake-up's target, then migrations.
     pub queue: Vec<(u32, Timestamp)>,
 }

@@ -10,6 +10,8 @@
 //!   the trace clock by [`clock::HrtimerClock`].
 //! - **tracemark**: `cyclictest --tracemark` wrote `hit latency threshold (X > Y)` after the
 //!   task ran: it was due X µs before it was switched in.
+//! - **period**: the task wakes periodically; its due time is estimated from its rhythm
+//!   ([`period`]).
 //! - **wakeup**: nothing says when it was due; only the time after the wake-up is explained.
 //!
 //! The latency is then cut into components (see [`decompose`]): every nanosecond from the due
@@ -29,6 +31,7 @@ mod clock;
 mod decompose;
 mod finding;
 mod names;
+mod period;
 mod report;
 mod timeline;
 mod victim;
@@ -165,11 +168,17 @@ impl Explain {
         // When a timer wake-up was due, in the trace clock: the armed expiry converted with the
         // calibration of the CPU it fired on (now the timer's own expiry event, the most exact
         // point there is), never after its callback started.
-        let due = own_timer
+        let timer_due = own_timer
             .zip(context.callback)
             .and_then(|(t, (_, _, entry))| {
                 Some(self.clock.to_trace(ev.cpu, t.softexpires)?.min(entry))
             });
+        let period_due = v.rhythm.wake(ev.ts);
+        let due = match (timer_due, period_due) {
+            (Some(t), _) => Some((t, Source::Timer)),
+            (None, Some(p)) => Some((p, Source::Period)),
+            _ => None,
+        };
         if own_timer.is_some() {
             self.armed.remove(&pid);
         }
@@ -198,11 +207,9 @@ impl Explain {
             // Moved without a traced migration: it waited on this CPU from the wake-up on.
             wake.queue = vec![(cpu, wake.wakeup)];
         }
-        let expected = wake.due;
-        let source = if expected.is_some() {
-            Source::Timer
-        } else {
-            Source::Wakeup
+        let (expected, source) = match wake.due {
+            Some((due, source)) => (Some(due), source),
+            None => (None, Source::Wakeup),
         };
         let finding = self.explain(&wake, source, expected, cpu, ts);
         let v = self.victims.get_mut(&pid).expect("victim looked up above");

@@ -256,7 +256,7 @@ impl Explain {
             .collect();
         let from = match f.source {
             Source::Wakeup => "after its wake-up",
-            Source::Timer | Source::Tracemark => "late",
+            Source::Timer | Source::Tracemark | Source::Period => "late",
         };
         format!(
             "{} ran {} us {from} on CPU{}: {}",
@@ -287,6 +287,7 @@ impl Explain {
         if let Some(e) = f.expected {
             let how = match f.source {
                 Source::Timer => "due: its hrtimer expiry in the trace clock",
+                Source::Period => "due: estimated from its period",
                 _ => "due: cyclictest's mark minus its latency",
             };
             rows.push((e, 0, milestone(e, how)));

@@ -5,6 +5,7 @@
 use super::cause::Cause;
 use super::decompose::WakeUp;
 use super::finding::{Culprit, Finding};
+use super::period::Rhythm;
 use rustc_hash::FxHashMap as HashMap;
 
 /// A late wake-up already cut into components, kept until nothing can change it any more.
@@ -46,6 +47,7 @@ pub fn aggregate_into(agg: &mut Aggregate, f: &Finding) {
 
 #[derive(Debug, Default)]
 pub struct Victim {
+    pub rhythm: Rhythm,
     /// On a CPU now: a wake-up now is no wake-up.
     pub running: bool,
     pub pending: Option<WakeUp>,
