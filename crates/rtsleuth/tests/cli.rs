@@ -609,3 +609,19 @@ fn explain_all_conflicts_with_a_pid() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be used with"));
 }
+
+/// The README's example output is what the binary prints.
+#[test]
+fn readme_example_is_current() {
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let out = ok(&["explain", "--top", "1", FIFO_ABOVE]);
+    let threshold = ok(&["explain", "--top", "1", "--threshold", "100", FIFO_ABOVE]);
+    let blocks: Vec<&str> = readme.split("```").collect();
+    let example = blocks.iter().find(|b| b.contains("#1 cyclictest-17321")).unwrap();
+    let aggregate = blocks.iter().find(|b| b.contains("Aggregate over every")).unwrap();
+    for (block, got) in [(example, &out), (aggregate, &threshold)] {
+        for line in block.lines().filter(|l| !l.trim().is_empty()) {
+            assert!(got.contains(line), "README line not in the output: {line:?}\n{got}");
+        }
+    }
+}
