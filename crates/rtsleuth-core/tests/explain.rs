@@ -398,3 +398,37 @@ fn the_period_alone_gives_the_due_time() {
     assert_eq!(f["root_cause"], "higher_priority");
     assert_eq!(main_culprit(f), "fifo_burst-17318");
 }
+
+/// Lost events end every wake-up in flight: it is not explained, and the report says how many.
+#[test]
+fn lost_events_are_reported_not_explained_across() {
+    let got = explain(
+        &fixtures("recorded/variants/lost/trace_pipe.txt"),
+        ExplainOptions {
+            all: true,
+            ..Default::default()
+        },
+    );
+    let warnings: Vec<&str> = got["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("LOST") || w.contains("lost")),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("wake-ups in flight were not explained because events were lost")),
+        "{warnings:?}"
+    );
+    assert_eq!(
+        got["trace"]["lost_events"].as_u64().map(|n| n > 0),
+        Some(true)
+    );
+}

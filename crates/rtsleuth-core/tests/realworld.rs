@@ -1208,5 +1208,31 @@ fn every_text_fixture_is_ftrace_text() {
             "{}",
             p.display()
         );
+        explain_adds_up(&p);
+    }
+}
+
+/// `explain` on someone else's trace: every wake-up of every task is explained without a
+/// panic, and its components add up to its latency.
+fn explain_adds_up(p: &std::path::Path) {
+    use rtsleuth_core::analyze::explain::{Explain, ExplainOptions};
+    let mut explain = Explain::new(ExplainOptions {
+        all: true,
+        top: usize::MAX,
+        threshold_us: Some(0.0),
+        ..Default::default()
+    });
+    let input = Input::open(p.to_str().unwrap()).unwrap();
+    let info = rtsleuth_core::read::read(input, &mut explain).unwrap();
+    let doc = explain.document(&info).json;
+    for f in doc["findings"].as_array().unwrap() {
+        let sum: f64 = f["components"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["us"].as_f64().unwrap())
+            .sum();
+        let lat = f["latency_us"].as_f64().unwrap();
+        assert!((sum - lat).abs() < 0.0015, "{}: {f:#}", p.display());
     }
 }

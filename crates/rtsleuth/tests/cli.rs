@@ -617,11 +617,20 @@ fn readme_example_is_current() {
     let out = ok(&["explain", "--top", "1", FIFO_ABOVE]);
     let threshold = ok(&["explain", "--top", "1", "--threshold", "100", FIFO_ABOVE]);
     let blocks: Vec<&str> = readme.split("```").collect();
-    let example = blocks.iter().find(|b| b.contains("#1 cyclictest-17321")).unwrap();
-    let aggregate = blocks.iter().find(|b| b.contains("Aggregate over every")).unwrap();
+    let example = blocks
+        .iter()
+        .find(|b| b.contains("#1 cyclictest-17321"))
+        .unwrap();
+    let aggregate = blocks
+        .iter()
+        .find(|b| b.contains("Aggregate over every"))
+        .unwrap();
     for (block, got) in [(example, &out), (aggregate, &threshold)] {
         for line in block.lines().filter(|l| !l.trim().is_empty()) {
-            assert!(got.contains(line), "README line not in the output: {line:?}\n{got}");
+            assert!(
+                got.contains(line),
+                "README line not in the output: {line:?}\n{got}"
+            );
         }
     }
 }

@@ -222,7 +222,9 @@ fn overdue(
     if s.last_irqs_off {
         return (Cause::IrqsOff, task, Note::IrqsOffFlag);
     }
-    let gap = (s.last_event.max(from), to);
+    // The stretch may go on past the window (a wake-up from task context): its last event
+    // can lie after it.
+    let gap = (s.last_event.clamp(from, to), to);
     (
         Cause::BlackHole,
         None,

@@ -253,7 +253,11 @@ impl Explain {
             return;
         }
         let run = done.finding.run;
-        let expected = run.saturating_sub((latency_us * 1e3).round() as u64);
+        // The thread cannot have been due after it was woken: a mark smaller than the visible
+        // wait (cyclictest rounds to whole µs) starts at the wake-up.
+        let expected = run
+            .saturating_sub((latency_us * 1e3).round() as u64)
+            .min(done.wake.wakeup);
         let finding = self.explain(
             &done.wake,
             Source::Tracemark,
