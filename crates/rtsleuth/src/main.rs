@@ -36,12 +36,8 @@ enum Command {
     Explain {
         #[command(flatten)]
         common: Common,
-        /// Explain tasks whose name contains this (repeatable).
-        #[arg(long = "task", value_name = "COMM")]
-        tasks: Vec<String>,
-        /// Explain this pid (repeatable).
-        #[arg(long = "pid")]
-        pids: Vec<i32>,
+        #[command(flatten)]
+        only: TaskFilter,
         /// Explain every task, not only real-time ones (the default, narrowed to the thread a
         /// cyclictest --tracemark mark names when there is one).
         #[arg(long, conflicts_with_all = ["tasks", "pids"])]
@@ -57,12 +53,8 @@ enum Command {
     Latency {
         #[command(flatten)]
         common: Common,
-        /// Only tasks whose name contains this (repeatable).
-        #[arg(long = "task", value_name = "COMM")]
-        tasks: Vec<String>,
-        /// Only this pid (repeatable).
-        #[arg(long = "pid")]
-        pids: Vec<i32>,
+        #[command(flatten)]
+        only: TaskFilter,
         /// Only wake-ups that ended on this CPU (repeatable, or comma-separated).
         #[arg(long = "cpu", value_delimiter = ',')]
         cpus: Vec<u32>,
@@ -79,6 +71,17 @@ enum Command {
         #[arg(long, conflicts_with = "json")]
         csv: bool,
     },
+}
+
+/// Which tasks a per-task command looks at.
+#[derive(Args)]
+struct TaskFilter {
+    /// Only tasks whose name contains this (repeatable).
+    #[arg(long = "task", value_name = "COMM")]
+    tasks: Vec<String>,
+    /// Only this pid (repeatable).
+    #[arg(long = "pid")]
+    pids: Vec<i32>,
 }
 
 #[derive(Args)]
@@ -116,8 +119,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Explain {
             common,
-            tasks,
-            pids,
+            only: TaskFilter { tasks, pids },
             all,
             top,
             threshold,
@@ -135,8 +137,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Latency {
             common,
-            tasks,
-            pids,
+            only: TaskFilter { tasks, pids },
             cpus,
             rt_only,
             sort,

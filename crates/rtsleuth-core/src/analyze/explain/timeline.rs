@@ -211,20 +211,20 @@ impl CpuTimeline {
                 self.refresh(ts);
                 return Some(next_pid);
             }
-            EventKind::IrqDisable { caller, .. } | EventKind::IrqEnable { caller, .. }
+            EventKind::IrqDisable { caller, .. }
+            | EventKind::IrqEnable { caller, .. }
+            | EventKind::PreemptDisable { caller, .. }
+            | EventKind::PreemptEnable { caller, .. }
                 if task_context =>
             {
                 self.note(ts, ev.flags, true);
-                let off = matches!(ev.kind, EventKind::IrqDisable { .. });
-                self.irqs_off_at = off.then(|| names.intern(caller));
-                self.refresh(ts);
-            }
-            EventKind::PreemptDisable { caller, .. } | EventKind::PreemptEnable { caller, .. }
-                if task_context =>
-            {
-                self.note(ts, ev.flags, true);
-                let off = matches!(ev.kind, EventKind::PreemptDisable { .. });
-                self.preempt_off_at = off.then(|| names.intern(caller));
+                let at = Some(names.intern(caller));
+                match ev.kind {
+                    EventKind::IrqDisable { .. } => self.irqs_off_at = at,
+                    EventKind::IrqEnable { .. } => self.irqs_off_at = None,
+                    EventKind::PreemptDisable { .. } => self.preempt_off_at = at,
+                    _ => self.preempt_off_at = None,
+                }
                 self.refresh(ts);
             }
             _ => self.note(ts, ev.flags, task_context),
