@@ -52,9 +52,11 @@ fn ns(us: &Value) -> u64 {
     (us.as_f64().unwrap() * 1000.0).round() as u64
 }
 
-/// Nearest-rank percentile of sorted samples.
+/// Nearest-rank percentile of sorted samples, in integers: `0.999 * 1000` is not 999 in
+/// floating point, and the rank must not depend on that.
 fn nearest_rank(sorted: &[u64], q: f64) -> u64 {
-    let rank = ((q / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
+    let permille = (q * 10.0).round() as usize;
+    let rank = (permille * sorted.len()).div_ceil(1000).max(1);
     sorted[rank - 1]
 }
 
