@@ -328,22 +328,41 @@ fn softirq(p: &str) -> Option<(u32, &str)> {
     Some((vec, action))
 }
 
+/// One pass over the fields (every timer interrupt prints several of these events, so a
+/// lookup per field would scan the payload four times).
 fn hrtimer_start(p: &str) -> Option<EventKind<'_>> {
-    let f = Fields::new(p);
+    let (mut hrtimer, mut function, mut expires, mut softexpires) = (None, "", None, 0);
+    for (k, v) in Fields::new(p).iter() {
+        match k {
+            "hrtimer" => hrtimer = hex(v),
+            "function" => function = v,
+            "expires" => expires = v.trim_ascii().parse().ok(),
+            "softexpires" => softexpires = v.trim_ascii().parse().unwrap_or(0),
+            _ => {}
+        }
+    }
     Some(EventKind::HrtimerStart {
-        hrtimer: hex(f.get("hrtimer")?)?,
-        function: f.get("function").unwrap_or(""),
-        expires: f.get_u64("expires")?,
-        softexpires: f.get_u64("softexpires").unwrap_or(0),
+        hrtimer: hrtimer?,
+        function,
+        expires: expires?,
+        softexpires,
     })
 }
 
 fn hrtimer_expire_entry(p: &str) -> Option<EventKind<'_>> {
-    let f = Fields::new(p);
+    let (mut hrtimer, mut now, mut function) = (None, None, "");
+    for (k, v) in Fields::new(p).iter() {
+        match k {
+            "hrtimer" => hrtimer = hex(v),
+            "now" => now = v.trim_ascii().parse().ok(),
+            "function" => function = v,
+            _ => {}
+        }
+    }
     Some(EventKind::HrtimerExpireEntry {
-        hrtimer: hex(f.get("hrtimer")?)?,
-        now: f.get_u64("now")?,
-        function: f.get("function").unwrap_or(""),
+        hrtimer: hrtimer?,
+        now: now?,
+        function,
     })
 }
 
