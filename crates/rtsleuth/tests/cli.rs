@@ -634,3 +634,66 @@ fn readme_example_is_current() {
         }
     }
 }
+
+/// The text report names the same root cause and culprit as the JSON, on every hand-written
+/// synthetic trace (their numbers are checked in rtsleuth-core's tests/explain.rs).
+#[test]
+fn explain_text_names_cause_and_culprit() {
+    let dir = repo_root().join("tests/fixtures/explain/synthetic");
+    let mut checked = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        let Some(trace) = p.to_str().unwrap().strip_suffix(".expected.json") else {
+            continue;
+        };
+        let expected: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        let mut args: Vec<String> = vec!["explain".into()];
+        args.extend(
+            expected["args"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a.as_str().unwrap().to_string()),
+        );
+        args.push(format!("{trace}.txt"));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let text = ok(&args);
+        let json: Value = serde_json::from_str(&ok(&[&args[..], &["--json"]].concat())).unwrap();
+        let f = &json["findings"][0];
+        let head = format!(
+            "#1 {}-{} (prio {}) CPU{}: ",
+            f["task"]["comm"].as_str().unwrap(),
+            f["task"]["pid"],
+            f["task"]["prio"],
+            f["cpu"]
+        );
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(&head))
+            .unwrap_or_else(|| panic!("{head}\n{text}"));
+        assert!(
+            line.ends_with(&format!(
+                "root cause {}",
+                expected["findings"][0]["root_cause"].as_str().unwrap()
+            )),
+            "{line}"
+        );
+        let main = f["components"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["kind"] == f["root_cause"])
+            .max_by(|a, b| a["us"].as_f64().partial_cmp(&b["us"].as_f64()).unwrap())
+            .unwrap();
+        if let Some(culprit) = main["culprit"].as_str() {
+            let summary = text
+                .lines()
+                .skip_while(|l| !l.contains(&head))
+                .nth(1)
+                .unwrap();
+            assert!(summary.contains(culprit), "{culprit} not in {summary}");
+        }
+        checked += 1;
+    }
+    assert!(checked >= 13, "{checked}");
+}
