@@ -211,6 +211,19 @@ fn recorded_traces_name_the_injected_cause() {
             assert_eq!(w["source"], h["source"], "{at}");
             assert_eq!(w["root_cause"], h["root_cause"], "{at}\n{h:#}");
             assert_eq!(w["culprit"], main_culprit(h), "{at}\n{h:#}");
+            if let Some(want) = w["detail_contains"].as_str() {
+                let details: Vec<&str> = h["components"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|c| c["kind"] == h["root_cause"])
+                    .map(|c| c["detail"].as_str().unwrap())
+                    .collect();
+                assert!(
+                    details.iter().any(|d| d.contains(want)),
+                    "{at}: {details:?}"
+                );
+            }
             assert!(close(&w["run_ts"], &h["run_ts"], 1e-9), "{at}");
             assert!(
                 close(&w["expected_ts"], &h["expected_ts"], 1e-9),

@@ -113,6 +113,9 @@ pub struct CpuTimeline {
     seq: u32,
     irqs_off_at: Option<NameId>,
     preempt_off_at: Option<NameId>,
+    /// A reschedule was requested (an `N` flag, often only on the interrupt that woke someone)
+    /// and no switch has happened since: the task running is holding the CPU past it.
+    resched: bool,
 }
 
 impl CpuTimeline {
@@ -125,6 +128,7 @@ impl CpuTimeline {
             seq: 0,
             irqs_off_at: None,
             preempt_off_at: None,
+            resched: false,
         }
     }
 
@@ -203,6 +207,7 @@ impl CpuTimeline {
                 ..
             } => {
                 self.note(ts, ev.flags, true);
+                self.resched = false;
                 self.learn_prio(prev_pid, prev_prio);
                 self.task = Activity::Task {
                     pid: next_pid,
@@ -317,7 +322,8 @@ impl CpuTimeline {
         if task_context {
             s.last_irqs_off = flags.irqs_off;
         }
-        s.need_resched |= flags.resched_pending();
+        self.resched |= flags.resched_pending();
+        s.need_resched |= self.resched;
     }
 
     /// Starts a new stretch at `ts` if what runs has changed.
@@ -339,6 +345,7 @@ impl CpuTimeline {
         let mut next = Stretch::new(ts, activity);
         next.irqs_off_at = self.irqs_off_at;
         next.preempt_off_at = self.preempt_off_at;
+        next.need_resched = self.resched;
         let mut done = std::mem::replace(&mut self.current, next);
         done.end = ts;
         if done.end > done.start {
