@@ -179,3 +179,24 @@ pub enum EventKind<'a> {
     },
     Other,
 }
+
+impl EventKind<'_> {
+    /// The (pid, prio) pairs the event states: both tasks of a switch, the woken or migrated
+    /// task.
+    pub fn task_prios(&self) -> [Option<(i32, i32)>; 2] {
+        match *self {
+            EventKind::SchedSwitch {
+                prev_pid,
+                prev_prio,
+                next_pid,
+                next_prio,
+                ..
+            } => [Some((prev_pid, prev_prio)), Some((next_pid, next_prio))],
+            EventKind::SchedWaking { pid, prio, .. }
+            | EventKind::SchedWakeup { pid, prio, .. }
+            | EventKind::SchedWakeupNew { pid, prio, .. }
+            | EventKind::SchedMigrateTask { pid, prio, .. } => [Some((pid, prio)), None],
+            _ => [None, None],
+        }
+    }
+}

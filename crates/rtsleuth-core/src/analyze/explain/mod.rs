@@ -287,16 +287,11 @@ impl EventSink for Explain {
         }
         let tl = self.cpus[i].get_or_insert_with(|| CpuTimeline::new(ev.ts));
         let switched = tl.on_event(ev, &mut self.names, |pid| prios.get(&pid).copied());
+        for (pid, prio) in ev.kind.task_prios().into_iter().flatten() {
+            self.prios.insert(pid, prio);
+        }
         match ev.kind {
-            EventKind::SchedSwitch {
-                prev_pid,
-                prev_prio,
-                next_pid,
-                next_prio,
-                ..
-            } => {
-                self.prios.insert(prev_pid, prev_prio);
-                self.prios.insert(next_pid, next_prio);
+            EventKind::SchedSwitch { prev_pid, .. } => {
                 if let Some(v) = self.victims.get_mut(&prev_pid) {
                     v.running = false;
                 }

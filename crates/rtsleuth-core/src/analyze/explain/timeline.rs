@@ -200,15 +200,15 @@ impl CpuTimeline {
                 |f| matches!(f, Irq::Softirq { vec: v, .. } if v == vec),
             ),
             EventKind::SchedSwitch {
-                prev_pid,
-                prev_prio,
                 next_pid,
                 next_prio,
                 ..
             } => {
                 self.note(ts, ev.flags, true);
                 self.resched = false;
-                self.learn_prio(prev_pid, prev_prio);
+                if let [Some((prev_pid, prev_prio)), _] = ev.kind.task_prios() {
+                    self.learn_prio(prev_pid, prev_prio);
+                }
                 self.task = Activity::Task {
                     pid: next_pid,
                     prio: Some(next_prio),
