@@ -31,18 +31,11 @@ pub struct WakeUp {
     pub waker_cpu: u32,
     pub context: WakeContext,
     /// The hrtimer the task armed, when that timer's callback woke it.
-    pub own_timer: Option<OwnTimer>,
+    pub own_timer: Option<u64>,
     /// When it was due, in the trace clock, and how that is known.
     pub due: Option<(Timestamp, Source)>,
     /// The CPUs the task waited on, each from when: the wake-up's target, then migrations.
     pub queue: Vec<(u32, Timestamp)>,
-}
-
-/// The task's own timer: which one, and the expiry it asked for (clock-base ns).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OwnTimer {
-    pub hrtimer: u64,
-    pub softexpires: u64,
 }
 
 /// The components of `[expected, run]` (of `[wakeup, run]` without an expected time).
@@ -166,9 +159,7 @@ fn classify_irq(
     phase: Phase,
 ) -> (Cause, Option<Culprit>, Note) {
     match irq {
-        Irq::Callback { hrtimer, .. }
-            if own_irq && w.own_timer.is_some_and(|t| t.hrtimer == hrtimer) =>
-        {
+        Irq::Callback { hrtimer, .. } if own_irq && w.own_timer == Some(hrtimer) => {
             (Cause::KernelPath, None, Note::WakeCallback)
         }
         Irq::Callback { function, .. } => (

@@ -41,7 +41,7 @@ pub use clock::HrtimerClock;
 
 use crate::event::{Event, EventKind, Timestamp};
 use crate::read::{Decode, EventSink};
-use decompose::{decompose, OwnTimer, WakeUp};
+use decompose::{decompose, WakeUp};
 use finding::Finding;
 use names::Names;
 use rustc_hash::FxHashMap as HashMap;
@@ -129,14 +129,6 @@ impl Explain {
         o.all || prio < 100
     }
 
-    fn timeline(&mut self, cpu: u32, ts: Timestamp) -> &mut CpuTimeline {
-        let i = cpu as usize;
-        if i >= self.cpus.len() {
-            self.cpus.resize_with(i + 1, || None);
-        }
-        self.cpus[i].get_or_insert_with(|| CpuTimeline::new(ts))
-    }
-
     /// A wake-up of `pid` by an event on `ev.cpu`, the task to be queued on `target`.
     fn woken(&mut self, ev: &Event<'_>, pid: i32, prio: i32, target: Option<u32>, is_waking: bool) {
         if is_waking && !self.waking_seen {
@@ -149,30 +141,25 @@ impl Explain {
             return;
         }
         let (threshold, top) = (self.threshold_ns(), self.opts.top);
-        let context = self.timeline(ev.cpu, ev.ts).wake_context();
+        let context = timeline(&mut self.cpus, ev.cpu, ev.ts).wake_context();
         let armed = self.armed.get(&pid).copied();
         let v = self.victims.entry(pid).or_default();
         if v.running || v.pending.is_some() {
             return;
         }
         v.commit(threshold, top);
-        let own_timer = match (armed, context.callback) {
-            (Some((hrtimer, softexpires)), Some((fired, _, _))) if hrtimer == fired => {
-                Some(OwnTimer {
-                    hrtimer,
-                    softexpires,
-                })
-            }
-            _ => None,
+        // A timer wake-up was due at the armed expiry, converted with the calibration of the CPU
+        // it fired on (now the timer's own expiry event, the most exact point there is), and
+        // never after its callback started.
+        let (own_timer, timer_due) = match (armed, context.callback) {
+            (Some((hrtimer, softexpires)), Some((fired, entry))) if hrtimer == fired => (
+                Some(hrtimer),
+                self.clock
+                    .to_trace(ev.cpu, softexpires)
+                    .map(|due| due.min(entry)),
+            ),
+            _ => (None, None),
         };
-        // When a timer wake-up was due, in the trace clock: the armed expiry converted with the
-        // calibration of the CPU it fired on (now the timer's own expiry event, the most exact
-        // point there is), never after its callback started.
-        let timer_due = own_timer
-            .zip(context.callback)
-            .and_then(|(t, (_, _, entry))| {
-                Some(self.clock.to_trace(ev.cpu, t.softexpires)?.min(entry))
-            });
         let period_due = v.rhythm.wake(ev.ts);
         let due = match (timer_due, period_due) {
             (Some(t), _) => Some((t, Source::Timer)),
@@ -271,6 +258,15 @@ impl Explain {
     }
 }
 
+/// The history of `cpu`, begun at `ts` if this is its first event.
+fn timeline(cpus: &mut Vec<Option<CpuTimeline>>, cpu: u32, ts: Timestamp) -> &mut CpuTimeline {
+    let i = cpu as usize;
+    if i >= cpus.len() {
+        cpus.resize_with(i + 1, || None);
+    }
+    cpus[i].get_or_insert_with(|| CpuTimeline::new(ts))
+}
+
 /// The latency in µs of cyclictest's `hit latency threshold (X > Y)` mark.
 fn threshold_latency_us(text: &str) -> Option<f64> {
     let rest = &text[text.find("hit latency threshold (")? + "hit latency threshold (".len()..];
@@ -281,11 +277,7 @@ impl EventSink for Explain {
     fn event(&mut self, ev: &Event<'_>) {
         self.tasks.observe(ev);
         let prios = &self.prios;
-        let i = ev.cpu as usize;
-        if i >= self.cpus.len() {
-            self.cpus.resize_with(i + 1, || None);
-        }
-        let tl = self.cpus[i].get_or_insert_with(|| CpuTimeline::new(ev.ts));
+        let tl = timeline(&mut self.cpus, ev.cpu, ev.ts);
         let switched = tl.on_event(ev, &mut self.names, |pid| prios.get(&pid).copied());
         for (pid, prio) in ev.kind.task_prios().into_iter().flatten() {
             self.prios.insert(pid, prio);

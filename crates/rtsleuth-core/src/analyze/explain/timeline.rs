@@ -88,8 +88,6 @@ impl Stretch {
 struct Frame {
     irq: Irq,
     start: Timestamp,
-    /// For callbacks: the clock-base time the timer interrupt ran at (`now=`).
-    now: u64,
 }
 
 /// What was executing on a CPU at a wake-up.
@@ -99,8 +97,8 @@ pub struct WakeContext {
     pub seq: Option<u32>,
     /// When that interrupt was entered.
     pub irq_entry: Option<Timestamp>,
-    /// The innermost hrtimer callback: its timer, `now=` and entry time.
-    pub callback: Option<(u64, u64, Timestamp)>,
+    /// The innermost hrtimer callback: its timer and entry time.
+    pub callback: Option<(u64, Timestamp)>,
 }
 
 #[derive(Debug)]
@@ -157,7 +155,7 @@ impl CpuTimeline {
         match ev.kind {
             EventKind::IrqHandlerEntry { irq, name } => {
                 let name = names.intern(name);
-                self.enter(ts, Irq::Handler { irq, name }, 0, ev.flags);
+                self.enter(ts, Irq::Handler { irq, name }, ev.flags);
             }
             EventKind::IrqVectorEntry(v) => {
                 let name = names.intern(v.name);
@@ -165,19 +163,17 @@ impl CpuTimeline {
                     vector: v.vector,
                     name,
                 };
-                self.enter(ts, irq, 0, ev.flags);
+                self.enter(ts, irq, ev.flags);
             }
             EventKind::HrtimerExpireEntry {
-                hrtimer,
-                now,
-                function,
+                hrtimer, function, ..
             } if !task_context => {
                 let function = names.intern(function);
-                self.enter(ts, Irq::Callback { hrtimer, function }, now, ev.flags);
+                self.enter(ts, Irq::Callback { hrtimer, function }, ev.flags);
             }
             EventKind::SoftirqEntry { vec, action } => {
                 let action = names.intern(action);
-                self.enter(ts, Irq::Softirq { vec, action }, 0, ev.flags);
+                self.enter(ts, Irq::Softirq { vec, action }, ev.flags);
             }
             EventKind::IrqHandlerExit { irq, .. } => self.exit(
                 ts,
@@ -292,15 +288,11 @@ impl CpuTimeline {
         }
     }
 
-    fn enter(&mut self, ts: Timestamp, irq: Irq, now: u64, flags: Flags) {
+    fn enter(&mut self, ts: Timestamp, irq: Irq, flags: Flags) {
         if self.stack.is_empty() {
             self.seq = self.seq.wrapping_add(1);
         }
-        self.stack.push(Frame {
-            irq,
-            start: ts,
-            now,
-        });
+        self.stack.push(Frame { irq, start: ts });
         self.refresh(ts);
         self.note(ts, flags, false);
     }
@@ -376,7 +368,7 @@ impl CpuTimeline {
             seq: (!self.stack.is_empty()).then_some(self.seq),
             irq_entry: self.stack.first().map(|f| f.start),
             callback: self.stack.iter().rev().find_map(|f| match f.irq {
-                Irq::Callback { hrtimer, .. } => Some((hrtimer, f.now, f.start)),
+                Irq::Callback { hrtimer, .. } => Some((hrtimer, f.start)),
                 _ => None,
             }),
         }
@@ -507,7 +499,7 @@ mod tests {
             WakeContext {
                 seq: Some(1),
                 irq_entry: Some(653_571_068_000),
-                callback: Some((0xba4c36c1, 653_532_741_563, 653_571_069_000)),
+                callback: Some((0xba4c36c1, 653_571_069_000)),
             }
         );
         // A task-context event proves the exits were missed.
