@@ -36,6 +36,16 @@ pub enum Error {
     #[error("{path}: not a trace rtsleuth knows: {why}")]
     NotATrace { path: String, why: String },
 
+    /// A binary trace whose bytes contradict its own structure (a bad magic, a size past the
+    /// end, an unknown compression). `offset` is the file (or section) byte where it went wrong.
+    #[error("{path}: {format} is malformed at byte {offset}: {reason}")]
+    Malformed {
+        path: String,
+        format: &'static str,
+        offset: u64,
+        reason: String,
+    },
+
     #[error("{path}:{line}: line is longer than {limit} bytes (it starts at byte {offset}); this is not ftrace text")]
     LineTooLong {
         path: String,

@@ -3,6 +3,8 @@
 
 pub mod ftrace_text;
 mod info;
+pub mod perfetto;
+pub mod tracedat;
 
 pub use info::{LineCounts, TraceInfo, UnparsedLine};
 
@@ -72,8 +74,8 @@ pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo
         Format::FunctionGraph => {
             "function_graph output will be read by `rtsleuth graph`; for latency work record events with the nop tracer"
         }
-        Format::TraceDat => "convert it to text with `trace-cmd report > trace.txt` and give rtsleuth the text",
-        Format::Perfetto => "export its ftrace data as text (`traceconv systrace`) and give rtsleuth the text",
+        Format::TraceDat => return tracedat::read(input, sink),
+        Format::Perfetto => return perfetto::read(input, sink),
         Format::SystraceHtml => "extract the ftrace text from the trace-data <script> block",
     };
     Err(Error::Unsupported {
