@@ -80,6 +80,9 @@ pub struct TraceInfo {
     pub timestamps: TimestampUnit,
     pub lines: LineCounts,
     pub unparsed_examples: Vec<UnparsedLine>,
+    /// What a binary reader skipped or found damaged (corrupt pages, unknown event ids, a
+    /// truncated file), each with where it was.
+    pub notes: Vec<String>,
 }
 
 fn opt_secs<S: Serializer>(v: &Option<Timestamp>, s: S) -> Result<S::Ok, S::Error> {
@@ -106,6 +109,7 @@ impl TraceInfo {
             timestamps: TimestampUnit::Seconds,
             lines: LineCounts::default(),
             unparsed_examples: Vec::new(),
+            notes: Vec::new(),
         }
     }
 
@@ -124,7 +128,7 @@ impl TraceInfo {
 
     /// Warnings every analysis should print: what makes its numbers less than certain.
     pub fn warnings(&self) -> Vec<String> {
-        let mut w = Vec::new();
+        let mut w = self.notes.clone();
         if self.lines.lost_markers > 0 {
             w.push(format!(
                 "the ring buffer lost {} events ({} [LOST] markers): intervals spanning them are not measured",
