@@ -32,16 +32,9 @@ lines=$(wc -l < "$trace")
 echo "input: $trace, $bytes bytes, $lines lines, $(nproc) CPUs"
 cat "$trace" > /dev/null   # warm the page cache
 
-best() {   # best wall-clock seconds of $runs runs of "$@", output discarded
-    local best=""
-    for _ in $(seq "$runs"); do
-        local t0 t1
-        t0=$(date +%s.%N)
-        "$@" > /dev/null 2> "$work/stderr" || { echo "failed: $*" >&2; cat "$work/stderr" >&2; exit 1; }
-        t1=$(date +%s.%N)
-        best=$(echo "$t0 $t1 $best" | awk '{d=$2-$1; if ($3=="" || d<$3) print d; else print $3}')
-    done
-    echo "$best"
+. bench/lib.sh
+best() {   # best wall-clock seconds of $runs runs of "$@", output discarded; abort on failure
+    bench_best "$@" || { echo "failed: $*" >&2; cat "$work/stderr" >&2; exit 1; }
 }
 
 floor=$(best wc -l "$trace")
@@ -50,10 +43,9 @@ row() {
     local name=$1; shift
     local s rss
     s=$(best "$@")
-    /usr/bin/time -f '%M' -o "$work/rss" "$@" > /dev/null 2>&1
-    rss=$(tail -1 "$work/rss")
+    rss=$(bench_rss "$@")
     awk -v n="$name" -v s="$s" -v b="$bytes" -v f="$floor" -v r="$rss" \
-        'BEGIN { printf "%-40s %8.3f %10.0f %14.2f %12d\n", n, s, b/s/1e6, s/f, r }'
+        'BEGIN { printf "%-40s %8.3f %10.0f %14.2f %12s\n", n, s, b/s/1e6, s/f, r }'
 }
 row "cat (read floor)" cat "$trace"
 row "wc -l (line floor)" wc -l "$trace"

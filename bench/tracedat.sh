@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Throughput of rtsleuth's trace.dat reader next to `trace-cmd report`, on one machine, in one
+# run. The input is a LARGE trace.dat recorded live on this machine by
+# `tests/fixtures/recorded/record.sh bench_dat` (root; it saves every tracefs setting it touches
+# and restores it on exit, error or Ctrl-C): stress-ng --switch 2 --cyclic 1, fifo_burst and
+# cyclictest, events sched/* irq/* timer/* irq_vectors/* workqueue/*, until the ring buffer
+# holds EVENTS events, then `trace-cmd extract` (file format v7, zstd). It is cached in
+# bench/work/ (recorded only when missing; delete it to record again) with a v6 uncompressed
+# copy made by `trace-cmd convert`, and both are timed.
+#
+# Usage: bench/tracedat.sh [EVENTS]     e.g. bench/tracedat.sh 3000000   (default 1000000)
+# Needs: trace-cmd; to record also root, tracefs, cyclictest, stress-ng, gcc (see record.sh).
+# Prints, per file and command, the best wall time of RUNS (default 3) runs, events/s, MB/s of
+# the file as stored, the speed-up over `trace-cmd report` on the same file (its seconds / the
+# row's seconds: "23.4x" = 23.4 times faster), and the peak RSS of one more (untimed) run under
+# /usr/bin/time ("-" without it). A command that fails (rtsleuth before its trace.dat reader
+# lands: "cannot read yet") gives a "failed:" row with its first stderr line; the script goes on.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+events=${1:-1000000}
+runs=${RUNS:-3}
+work=bench/work
+mkdir -p "$work"
+. bench/lib.sh
+command -v trace-cmd > /dev/null || { echo "missing tool: trace-cmd (apt-get install trace-cmd)" >&2; exit 1; }
+
+bin=target/release/rtsleuth
+if ! cargo build --release --quiet -p rtsleuth; then
+    echo "warning: cargo build failed; the rtsleuth rows use $bin as it is (if any)" >&2
+fi
+
+dat="$work/tracedat-$events.dat"
+v6="$work/tracedat-$events-v6.dat"
+if [ ! -s "$dat" ]; then
+    echo "recording $dat (about $events events) ..." >&2
+    DAT_OUT="$PWD/$dat.tmp" DAT_EVENTS="$events" tests/fixtures/recorded/record.sh bench_dat
+    mv "$dat.tmp" "$dat"
+    rm -f "$v6" "$dat.events"
+fi
+if [ ! -s "$v6" ]; then
+    trace-cmd convert -i "$dat" --file-version 6 --compression none -o "$v6.tmp" \
+        > "$work/convert.log" 2>&1 || { cat "$work/convert.log" >&2; exit 1; }
+    mv "$v6.tmp" "$v6"
+fi
+# events = the event lines of `trace-cmd report` (not its "cpus=N" header nor "CPU:N [...
+# EVENTS DROPPED]" lines); both files hold the same events
+if [ ! -s "$dat.events" ]; then
+    trace-cmd report -i "$dat" 2> /dev/null |
+        grep -cE '^ *.+-[0-9]+ +\[[0-9]+\] +[0-9]+\.[0-9]+: ' > "$dat.events" || true
+fi
+nevents=$(cat "$dat.events")
+echo "input: $dat ($(stat -c %s "$dat") bytes, v7 zstd) and $v6 ($(stat -c %s "$v6") bytes," \
+     "v6 uncompressed), $nevents events, $(nproc) CPUs, $(trace-cmd --version 2>&1 | grep -m1 -o 'version [^ ]*')"
+cat "$dat" "$v6" > /dev/null   # warm the page cache
+
+printf '%-30s %-8s %8s %12s %8s %10s %12s\n' command file seconds events/s MB/s "vs report" "peak RSS KB"
+ref=""
+row() {   # row NAME FILE-LABEL FILE CMD...
+    local name=$1 label=$2 file=$3 s rss; shift 3
+    if ! s=$(bench_best "$@"); then
+        printf '%-30s %-8s failed: %s\n' "$name" "$label" "$(head -c 160 "$work/stderr" | head -1)"
+        return 0
+    fi
+    [ -n "$ref" ] || ref=$s
+    rss=$(bench_rss "$@")
+    awk -v n="$name" -v l="$label" -v s="$s" -v e="$nevents" -v b="$(stat -c %s "$file")" \
+        -v r="$ref" -v m="$rss" \
+        'BEGIN { printf "%-30s %-8s %8.3f %12.0f %8.1f %9.1fx %12s\n", n, l, s, e/s, b/s/1e6, r/s, m }'
+}
+for f in "$dat" "$v6"; do
+    label="v7-zstd"; [ "$f" = "$v6" ] && label="v6-none"
+    ref=""   # the first row of each file, `trace-cmd report`, is the reference
+    row "trace-cmd report" "$label" "$f" trace-cmd report -i "$f"
+    row "trace-cmd report -R" "$label" "$f" trace-cmd report -R -i "$f"
+    row "rtsleuth stats" "$label" "$f" "$bin" stats "$f"
+    row "rtsleuth latency" "$label" "$f" "$bin" latency "$f"
+    row "rtsleuth latency --json" "$label" "$f" "$bin" latency "$f" --json
+done
