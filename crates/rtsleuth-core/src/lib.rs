@@ -11,5 +11,6 @@ pub mod event;
 pub mod input;
 pub mod read;
 pub mod report;
+pub mod ring_buffer;
 
 pub use error::{Error, Result};

@@ -113,6 +113,21 @@ impl TraceInfo {
         }
     }
 
+    /// Notes an event's time and CPU (first/last time, order, CPUs seen); every reader calls
+    /// this once per event it hands out.
+    pub fn saw_event(&mut self, ts: Timestamp, cpu: u32) {
+        match self.last_ts {
+            Some(last) if ts < last => self.out_of_order += 1,
+            _ => self.last_ts = Some(ts),
+        }
+        if self.first_ts.is_none() {
+            self.first_ts = Some(ts);
+        }
+        if let Err(pos) = self.cpus.binary_search(&cpu) {
+            self.cpus.insert(pos, cpu);
+        }
+    }
+
     /// Span of the trace in nanoseconds.
     pub fn span(&self) -> u64 {
         match (self.first_ts, self.last_ts) {

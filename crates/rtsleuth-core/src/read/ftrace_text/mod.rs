@@ -7,7 +7,7 @@
 
 mod header;
 mod line;
-mod payload;
+pub(crate) mod payload;
 
 pub use header::Header;
 pub use line::{parse_line, Line, LineContext, NonEvent, TimestampUnit};
@@ -248,14 +248,7 @@ fn absorb(
     for r in &p.records {
         match r {
             Record::Event(ev) => {
-                match info.last_ts {
-                    Some(last) if ev.ts < last => info.out_of_order += 1,
-                    _ => info.last_ts = Some(ev.ts),
-                }
-                if info.first_ts.is_none() {
-                    info.first_ts = Some(ev.ts);
-                }
-                note_cpu(&mut info.cpus, ev.cpu);
+                info.saw_event(ev.ts, ev.cpu);
                 sink.event(ev);
             }
             Record::Lost { cpu, count } => {
@@ -277,12 +270,6 @@ fn absorb(
     }
     info.lines.merge(&p.counts);
     Ok(())
-}
-
-fn note_cpu(cpus: &mut Vec<u32>, cpu: u32) {
-    if let Err(pos) = cpus.binary_search(&cpu) {
-        cpus.insert(pos, cpu);
-    }
 }
 
 fn truncate(s: &str, n: usize) -> &str {

@@ -1,0 +1,206 @@
+//! One CPU's records in time order, read page by page from the file (or from decompressed
+//! chunks, one chunk in memory at a time).
+
+use super::bytes::{Cursor, Fault, Parsed};
+use super::codec::Codec;
+use super::options::CpuData;
+use crate::ring_buffer::{Missed, Page, PageLayout, RecordCursor};
+use std::ops::Range;
+
+/// Where the pages come from.
+enum Source<'f> {
+    /// Uncompressed: the CPU's region of the file.
+    Raw(&'f [u8]),
+    /// Compressed chunks; `buf` holds the current one decompressed.
+    Chunks {
+        codec: Codec,
+        file: Cursor<'f>,
+        left: u32,
+        buf: Vec<u8>,
+    },
+}
+
+/// A record ready to be handed out: its time and where its bytes are in the current buffer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pending {
+    pub ts: u64,
+    data: Range<usize>,
+}
+
+pub struct CpuStream<'f> {
+    pub cpu: u32,
+    source: Source<'f>,
+    layout: PageLayout,
+    /// File offset of the region, for messages.
+    base: u64,
+    /// Start of the next page in the current buffer.
+    next_page: usize,
+    page: Option<(Range<usize>, RecordCursor)>,
+    /// A page with the "events lost before me" flag was entered and its loss not yet reported.
+    pub lost: Option<Missed>,
+    pub faults: Vec<Fault>,
+    pub pages: u64,
+}
+
+impl<'f> CpuStream<'f> {
+    pub fn new(
+        file: &'f [u8],
+        data: CpuData,
+        codec: Codec,
+        layout: PageLayout,
+        e: crate::ring_buffer::Endian,
+    ) -> Parsed<CpuStream<'f>> {
+        let start = usize::try_from(data.offset).unwrap_or(usize::MAX);
+        // The size trace-cmd records for compressed data leaves out the chunk count before it.
+        let count_word = if codec == Codec::None || data.size == 0 {
+            0
+        } else {
+            4
+        };
+        let end = start
+            .saturating_add(usize::try_from(data.size).unwrap_or(usize::MAX))
+            .saturating_add(count_word);
+        let region = file.get(start..end).ok_or_else(|| {
+            Fault::new(
+                data.offset,
+                format!(
+                    "CPU {}'s data ({} bytes) runs past the end of the file ({} bytes): the file is truncated",
+                    data.cpu,
+                    data.size,
+                    file.len()
+                ),
+            )
+        })?;
+        let source = match codec {
+            Codec::None => Source::Raw(region),
+            _ if region.is_empty() => Source::Raw(region),
+            _ => {
+                let mut c = Cursor::new(region, data.offset, e);
+                let left = c.u32("chunk count")?;
+                Source::Chunks {
+                    codec,
+                    file: c,
+                    left,
+                    buf: Vec::new(),
+                }
+            }
+        };
+        Ok(CpuStream {
+            cpu: data.cpu,
+            source,
+            layout,
+            base: data.offset,
+            next_page: 0,
+            page: None,
+            lost: None,
+            faults: Vec::new(),
+            pages: 0,
+        })
+    }
+
+    fn buf(&self) -> &[u8] {
+        match &self.source {
+            Source::Raw(b) => b,
+            Source::Chunks { buf, .. } => buf,
+        }
+    }
+
+    /// The bytes of a pending record.
+    pub fn data(&self, p: &Pending) -> &[u8] {
+        &self.buf()[p.data.clone()]
+    }
+
+    /// The next record, or `None` when the CPU has no more. Corrupt pages are recorded in
+    /// `faults` and skipped: one bad page should not hide the rest of the trace.
+    pub fn next(&mut self) -> Option<Pending> {
+        loop {
+            if let Some((range, mut cursor)) = self.page.take() {
+                let next = {
+                    let buf = self.buf();
+                    let page =
+                        Page::parse(&buf[range.clone()], &self.layout).expect("parsed before");
+                    cursor.next(&page).map(|r| {
+                        r.map(|r| {
+                            let start = r.data.as_ptr() as usize - buf.as_ptr() as usize;
+                            (r.ts, start..start + r.data.len())
+                        })
+                    })
+                };
+                match next {
+                    Ok(Some((ts, data))) => {
+                        self.page = Some((range, cursor));
+                        return Some(Pending { ts, data });
+                    }
+                    Ok(None) => {}
+                    Err(e) => self.fault(range.start + e.offset, e.reason),
+                }
+            }
+            self.enter_next_page()?;
+        }
+    }
+
+    /// Moves to the next page that parses; `None` when there is none.
+    fn enter_next_page(&mut self) -> Option<()> {
+        loop {
+            let size = self.layout.page_size;
+            if self.next_page + self.layout.data_offset > self.buf().len() && !self.refill() {
+                return None;
+            }
+            let start = self.next_page;
+            let end = (start + size).min(self.buf().len());
+            self.next_page = start + size;
+            let parsed = Page::parse(&self.buf()[start..end], &self.layout)
+                .map(|page| (page.missed, RecordCursor::new(&page)));
+            match parsed {
+                Ok((missed, cursor)) => {
+                    self.pages += 1;
+                    if missed != Missed::None {
+                        self.lost = Some(missed);
+                    }
+                    self.page = Some((start..end, cursor));
+                    return Some(());
+                }
+                Err(e) => self.fault(start + e.offset, e.reason),
+            }
+        }
+    }
+
+    /// Decompresses the next chunk; false when there is none left.
+    fn refill(&mut self) -> bool {
+        let Source::Chunks {
+            codec,
+            file,
+            left,
+            buf,
+        } = &mut self.source
+        else {
+            return false;
+        };
+        if *left == 0 {
+            return false;
+        }
+        *left -= 1;
+        match codec.block(file, "trace data chunk") {
+            Ok(b) => {
+                *buf = b;
+                self.next_page = 0;
+                true
+            }
+            Err(f) => {
+                *left = 0;
+                self.faults.push(f);
+                false
+            }
+        }
+    }
+
+    fn fault(&mut self, at: usize, reason: String) {
+        let offset = match self.source {
+            Source::Raw(_) => self.base + at as u64,
+            // Inside a decompressed chunk the file offset is the chunk's.
+            Source::Chunks { ref file, .. } => file.offset(),
+        };
+        self.faults
+            .push(Fault::new(offset, format!("CPU {}: {reason}", self.cpu)));
+    }
+}

@@ -1,0 +1,111 @@
+//! Reading one field's value out of a record with its format's offsets.
+
+use super::event_format::{Field, FieldKind};
+use crate::ring_buffer::Endian;
+
+/// The bytes a field holds in `data`, following `__data_loc`/`__rel_loc` indirections.
+pub fn bytes<'d>(f: &Field, data: &'d [u8], e: Endian) -> Option<&'d [u8]> {
+    match f.kind {
+        FieldKind::DataLoc { .. } | FieldKind::RelLoc { .. } => {
+            let loc = e.uint(data.get(f.offset..)?, 4)?;
+            let (off, len) = ((loc & 0xffff) as usize, (loc >> 16) as usize);
+            let base = match f.kind {
+                FieldKind::RelLoc { .. } => f.offset + f.size,
+                _ => 0,
+            };
+            data.get(base + off..base + off + len)
+        }
+        FieldKind::Tail { .. } => data.get(f.offset..),
+        _ => data.get(f.offset..f.offset + f.size),
+    }
+}
+
+/// A scalar field's raw bits (sign extension is the printer's business).
+pub fn uint(f: &Field, data: &[u8], e: Endian) -> Option<u64> {
+    e.uint(data.get(f.offset..)?, f.size)
+}
+
+/// A C string: the bytes up to the first NUL. Invalid UTF-8 gives `None`; callers fall back
+/// to a lossy copy.
+pub fn c_str(b: &[u8]) -> Result<&str, &[u8]> {
+    let b = &b[..memchr::memchr(0, b).unwrap_or(b.len())];
+    std::str::from_utf8(b).map_err(|_| b)
+}
+
+/// True when the field is text rather than numbers.
+pub fn is_text(f: &Field) -> bool {
+    matches!(
+        f.kind,
+        FieldKind::CharArray
+            | FieldKind::DataLoc { string: true, .. }
+            | FieldKind::RelLoc { string: true, .. }
+            | FieldKind::Tail { string: true, .. }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(kind: FieldKind, offset: usize, size: usize) -> Field {
+        Field {
+            name: "f".into(),
+            offset,
+            size,
+            signed: false,
+            kind,
+            spec: None,
+        }
+    }
+
+    #[test]
+    fn data_loc_rel_loc_and_tail() {
+        // Record: 8 bytes of header, a data_loc at 8 pointing to "eth0\0" at 16 (len 5),
+        // a rel_loc at 12 pointing 0 bytes past its end (offset 16), same string.
+        let mut d = vec![0u8; 8];
+        d.extend(((5u32 << 16) | 16).to_le_bytes());
+        d.extend((5u32 << 16).to_le_bytes());
+        d.extend(b"eth0\0");
+        let e = Endian::Little;
+        let loc = field(
+            FieldKind::DataLoc {
+                string: true,
+                elem: 1,
+            },
+            8,
+            4,
+        );
+        assert_eq!(c_str(bytes(&loc, &d, e).unwrap()), Ok("eth0"));
+        let rel = field(
+            FieldKind::RelLoc {
+                string: true,
+                elem: 1,
+            },
+            12,
+            4,
+        );
+        assert_eq!(c_str(bytes(&rel, &d, e).unwrap()), Ok("eth0"));
+        let tail = field(
+            FieldKind::Tail {
+                string: true,
+                elem: 1,
+            },
+            16,
+            0,
+        );
+        assert_eq!(bytes(&tail, &d, e).unwrap(), b"eth0\0");
+        // A location past the record is None, not a panic.
+        let bad = field(
+            FieldKind::DataLoc {
+                string: true,
+                elem: 1,
+            },
+            12,
+            4,
+        );
+        let mut d2 = d.clone();
+        d2[12..16].copy_from_slice(&((50u32 << 16) | 16).to_le_bytes());
+        assert_eq!(bytes(&bad, &d2, e), None);
+        assert_eq!(uint(&field(FieldKind::Pointer, 30, 8), &d, e), None);
+    }
+}

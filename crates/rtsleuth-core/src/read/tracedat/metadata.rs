@@ -1,0 +1,302 @@
+//! Everything in a trace.dat except the trace data: the page and event schemas, the symbol,
+//! printk and comm tables, the options, and where each CPU's pages are.
+//!
+//! Version 6 stores these one after another; version 7 stores them as (optionally compressed)
+//! sections that the options point to. Both end up here in the same shape.
+
+use super::bytes::{Cursor, Fault, Parsed};
+use super::cmdlines::Cmdlines;
+use super::event_format::EventFormat;
+use super::file_header::FileHeader;
+use super::kallsyms::Symbols;
+use super::options::{id, Buffer, CpuData, Options};
+use super::printk::PrintkFormats;
+use crate::ring_buffer::PageLayout;
+use std::borrow::Cow;
+use std::ops::Range;
+
+/// Guards against a corrupt count making us loop for a long time over nothing.
+const MAX_FORMATS: u32 = 1 << 16;
+
+pub struct Metadata {
+    pub header: FileHeader,
+    pub layout: PageLayout,
+    /// Formats by event id (ids are small and dense).
+    pub formats: Vec<Option<EventFormat>>,
+    pub symbols: Symbols,
+    pub printk: PrintkFormats,
+    pub cmdlines: Cmdlines,
+    pub options: Options,
+    /// The top instance's per-CPU data.
+    pub cpus: Vec<CpuData>,
+    pub clock: Option<String>,
+    /// A latency-mode file: where its text is.
+    pub latency_text: Option<Range<usize>>,
+    /// Things that were skipped or look off, for the report's warnings.
+    pub notes: Vec<String>,
+}
+
+impl Metadata {
+    pub fn parse(bytes: &[u8]) -> Parsed<Metadata> {
+        let header = FileHeader::parse(bytes)?;
+        let mut m = Metadata {
+            header,
+            layout: PageLayout::standard(header.endian, header.page_size, 8),
+            formats: Vec::new(),
+            symbols: Symbols::default(),
+            printk: PrintkFormats::default(),
+            cmdlines: Cmdlines::default(),
+            options: Options::default(),
+            cpus: Vec::new(),
+            clock: None,
+            latency_text: None,
+            notes: Vec::new(),
+        };
+        if header.version >= 7 {
+            m.parse_v7(bytes)?;
+        } else {
+            m.parse_v6(bytes)?;
+        }
+        m.clock = m.options.clock.clone();
+        if let Some(top) = m.options.buffers.iter().position(|b| b.name.is_empty()) {
+            let top: Buffer = m.options.buffers.remove(top);
+            m.cpus = top.cpus;
+            m.clock = top.clock.or(m.clock.take());
+        }
+        for b in &m.options.buffers {
+            m.notes.push(format!(
+                "instance {:?} is in the file but only the top instance is read",
+                b.name
+            ));
+        }
+        Ok(m)
+    }
+
+    fn cursor<'a>(&self, bytes: &'a [u8], at: usize) -> Cursor<'a> {
+        let mut c = Cursor::new(bytes, 0, self.header.endian);
+        c.seek(at.min(bytes.len()), "").expect("clamped");
+        c
+    }
+
+    fn parse_v6(&mut self, bytes: &[u8]) -> Parsed<()> {
+        let mut c = self.cursor(bytes, self.header.end);
+        self.header_info(&mut c)?;
+        self.ftrace_formats(&mut c)?;
+        self.event_formats(&mut c)?;
+        self.kallsyms(&mut c)?;
+        self.printk(&mut c)?;
+        self.cmdlines(&mut c)?;
+        let ncpus = c.u32("cpu count")?;
+        loop {
+            let at = c.offset();
+            match c.bytes(10, "data kind (options, latency or flyrecord)")? {
+                b"options  \0" => {
+                    self.options.read(&mut c, 6)?;
+                }
+                b"latency  \0" => {
+                    self.latency_text = Some(c.offset() as usize..bytes.len());
+                    return Ok(());
+                }
+                b"flyrecord\0" => {
+                    for cpu in 0..ncpus.min(MAX_FORMATS) {
+                        self.cpus.push(CpuData {
+                            cpu,
+                            offset: c.u64("cpu data offset")?,
+                            size: c.u64("cpu data size")?,
+                        });
+                    }
+                    return Ok(());
+                }
+                other => {
+                    return Err(Fault::new(
+                        at,
+                        format!(
+                            "expected options, latency or flyrecord, found {:?}",
+                            String::from_utf8_lossy(other)
+                        ),
+                    ))
+                }
+            }
+        }
+    }
+
+    fn parse_v7(&mut self, bytes: &[u8]) -> Parsed<()> {
+        let mut next = self.header.first_options;
+        let mut seen = 0;
+        while let Some(at) = next {
+            seen += 1;
+            if seen > 1024 {
+                return Err(Fault::new(
+                    at,
+                    "options sections point at each other in a loop",
+                ));
+            }
+            let (data, base) = self.section(bytes, at, "options")?;
+            next = self
+                .options
+                .read(&mut Cursor::new(&data, base, self.header.endian), 7)?;
+        }
+        let sections = self.options.sections.clone();
+        let get = |option| sections.get(&option).copied();
+        if let Some(at) = get(id::HEADER_INFO) {
+            let (d, base) = self.section(bytes, at, "header info")?;
+            self.header_info(&mut Cursor::new(&d, base, self.header.endian))?;
+        } else {
+            self.notes
+                .push("no page header section: assuming the standard page layout".into());
+        }
+        type Reader = fn(&mut Metadata, &mut Cursor<'_>) -> Parsed<()>;
+        let readers: [(u16, &str, Reader); 5] = [
+            (
+                id::FTRACE_EVENTS,
+                "ftrace formats",
+                Metadata::ftrace_formats,
+            ),
+            (id::EVENT_FORMATS, "event formats", Metadata::event_formats),
+            (id::KALLSYMS, "kallsyms", Metadata::kallsyms),
+            (id::PRINTK, "printk formats", Metadata::printk),
+            (id::CMDLINES, "saved cmdlines", Metadata::cmdlines),
+        ];
+        for (option, what, read) in readers {
+            if let Some(at) = get(option) {
+                let (d, base) = self.section(bytes, at, what)?;
+                read(self, &mut Cursor::new(&d, base, self.header.endian))?;
+            }
+        }
+        if let Some(at) = self.options.text_buffer {
+            let (d, _) = self.section(bytes, at, "latency text")?;
+            // Latency text is small; keep its offsets by locating it again uncompressed.
+            if let Cow::Borrowed(s) = d {
+                let start = s.as_ptr() as usize - bytes.as_ptr() as usize;
+                self.latency_text = Some(start..start + s.len());
+            } else {
+                self.notes
+                    .push("compressed latency text is not read".into());
+            }
+        }
+        Ok(())
+    }
+
+    /// A version 7 section at `at`: its (decompressed) contents and their file offset.
+    fn section<'a>(&self, bytes: &'a [u8], at: u64, what: &str) -> Parsed<(Cow<'a, [u8]>, u64)> {
+        let mut c = self.cursor(bytes, usize::try_from(at).unwrap_or(usize::MAX));
+        if c.offset() != at {
+            return Err(Fault::new(
+                at,
+                format!("{what} section is past the end of the file"),
+            ));
+        }
+        c.u16("section id")?;
+        let flags = c.u16("section flags")?;
+        c.u32("section description")?;
+        let size = c.u64("section size")?;
+        let size = usize::try_from(size).map_err(|_| c.fault("section size is absurd"))?;
+        let mut body = c.sub(size, what)?;
+        let base = body.offset();
+        if flags & 1 == 0 {
+            return Ok((Cow::Borrowed(body.bytes(size, what)?), base));
+        }
+        Ok((Cow::Owned(self.header.codec.block(&mut body, what)?), base))
+    }
+
+    fn header_info(&mut self, c: &mut Cursor<'_>) -> Parsed<()> {
+        expect(c, b"header_page\0")?;
+        let page = c.sized(8, "header_page")?;
+        self.layout = PageLayout::from_header_page(
+            &String::from_utf8_lossy(page),
+            self.header.endian,
+            self.header.page_size,
+            self.header.long_size,
+        );
+        expect(c, b"header_event\0")?;
+        let event = String::from_utf8_lossy(c.sized(8, "header_event")?).into_owned();
+        if !event.contains("type_len") {
+            self.notes.push(
+                "the event header does not describe type_len/time_delta; pages are read with the standard layout".into(),
+            );
+        }
+        Ok(())
+    }
+
+    fn ftrace_formats(&mut self, c: &mut Cursor<'_>) -> Parsed<()> {
+        let n = count(c, "ftrace format count")?;
+        for _ in 0..n {
+            let text = c.sized(8, "ftrace format")?;
+            self.add_format("ftrace", text);
+        }
+        Ok(())
+    }
+
+    fn event_formats(&mut self, c: &mut Cursor<'_>) -> Parsed<()> {
+        let systems = count(c, "event system count")?;
+        for _ in 0..systems {
+            let system = c.cstr("event system name")?.into_owned();
+            let n = count(c, "event format count")?;
+            for _ in 0..n {
+                let text = c.sized(8, "event format")?;
+                self.add_format(&system, text);
+            }
+        }
+        Ok(())
+    }
+
+    fn add_format(&mut self, system: &str, text: &[u8]) {
+        let text = String::from_utf8_lossy(text);
+        match EventFormat::parse(system, &text, self.header.long_size) {
+            Ok(f) => {
+                let i = usize::from(f.id);
+                if self.formats.len() <= i {
+                    self.formats.resize_with(i + 1, || None);
+                }
+                self.formats[i] = Some(f);
+            }
+            Err(e) => self
+                .notes
+                .push(format!("event format in system {system} skipped: {e}")),
+        }
+    }
+
+    fn kallsyms(&mut self, c: &mut Cursor<'_>) -> Parsed<()> {
+        self.symbols = Symbols::parse(&String::from_utf8_lossy(c.sized(4, "kallsyms")?));
+        Ok(())
+    }
+
+    fn printk(&mut self, c: &mut Cursor<'_>) -> Parsed<()> {
+        self.printk = PrintkFormats::parse(&String::from_utf8_lossy(c.sized(4, "printk formats")?));
+        Ok(())
+    }
+
+    fn cmdlines(&mut self, c: &mut Cursor<'_>) -> Parsed<()> {
+        self.cmdlines = Cmdlines::parse(&String::from_utf8_lossy(c.sized(8, "saved cmdlines")?));
+        Ok(())
+    }
+
+    pub fn format(&self, id: u16) -> Option<&EventFormat> {
+        self.formats.get(usize::from(id))?.as_ref()
+    }
+}
+
+fn expect(c: &mut Cursor<'_>, tag: &[u8]) -> Parsed<()> {
+    let at = c.offset();
+    let got = c.bytes(tag.len(), "section tag")?;
+    if got != tag {
+        return Err(Fault::new(
+            at,
+            format!(
+                "expected {:?}, found {:?}",
+                String::from_utf8_lossy(tag),
+                String::from_utf8_lossy(got)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn count(c: &mut Cursor<'_>, what: &str) -> Parsed<u32> {
+    let at = c.offset();
+    let n = c.u32(what)?;
+    if n > MAX_FORMATS {
+        return Err(Fault::new(at, format!("{what} {n} is absurd")));
+    }
+    Ok(n)
+}
