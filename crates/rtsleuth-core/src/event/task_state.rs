@@ -54,7 +54,26 @@ impl TaskState {
         }
     }
 
-    fn from_raw(n: u64) -> TaskState {
+    /// Decodes the number binary traces (Perfetto, `trace.dat`) store for kernels 4.14 and
+    /// later: one bit per state from 0x1 (S) to 0x80 (I), the lowest set bit being the letter
+    /// the kernel prints first, and 0x100 (TASK_REPORT_MAX) for "preempted while runnable".
+    pub fn from_report_bits(n: u64) -> TaskState {
+        match n & 0xff {
+            0 if n & 0x100 != 0 => TaskState::Preempted,
+            0 => TaskState::Runnable,
+            low => match low.trailing_zeros() {
+                0 => TaskState::Sleeping,
+                1 => TaskState::Uninterruptible,
+                2 | 3 => TaskState::Stopped,
+                4 | 5 => TaskState::Dead,
+                6 => TaskState::Parked,
+                _ => TaskState::Idle,
+            },
+        }
+    }
+
+    /// The raw `prev_state` number (see [`TaskState::parse`]).
+    pub fn from_raw(n: u64) -> TaskState {
         match n {
             0 => TaskState::Runnable,
             n if n & 1 != 0 => TaskState::Sleeping,
@@ -106,5 +125,30 @@ mod tests {
         assert_eq!(TaskState::parse("1024"), Preempted);
         assert_eq!(TaskState::parse("4096"), Preempted);
         assert_eq!(TaskState::parse("64"), Unknown);
+    }
+
+    #[test]
+    fn report_bits() {
+        let states: Vec<TaskState> = [0, 1, 2, 4, 8, 0x10, 0x20, 0x40, 0x80, 0x100, 0x101, 0x82]
+            .into_iter()
+            .map(TaskState::from_report_bits)
+            .collect();
+        assert_eq!(
+            states,
+            [
+                Runnable,
+                Sleeping,
+                Uninterruptible,
+                Stopped,
+                Stopped,
+                Dead,
+                Dead,
+                Parked,
+                Idle,
+                Preempted,
+                Sleeping,
+                Uninterruptible
+            ]
+        );
     }
 }

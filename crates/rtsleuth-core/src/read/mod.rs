@@ -14,7 +14,9 @@ use crate::input::{Format, Input};
 
 /// Which events a sink needs decoded into a typed [`crate::event::EventKind`]. Decoding is
 /// most of a text reader's work, so a sink that needs only the scheduler events says so and
-/// every other event arrives as `EventKind::Other` with its payload untouched.
+/// every other event arrives as `EventKind::Other` with its payload untouched. Binary readers
+/// have no payload text to begin with: they print it for every event only under
+/// `Everything`, and otherwise may leave it empty.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decode {
     Everything,

@@ -188,10 +188,12 @@ fn word(data: &[u8], at: usize, e: Endian) -> Option<u32> {
 }
 
 fn skip(at: usize, len: usize, end: usize) -> Result<usize, PageError> {
-    at.checked_add(len).filter(|&n| n <= end).ok_or(PageError {
-        offset: at,
-        reason: format!("record of {len} bytes runs past the page's {end} bytes of data"),
-    })
+    at.checked_add(len)
+        .filter(|&n| n <= end)
+        .ok_or_else(|| PageError {
+            offset: at,
+            reason: format!("record of {len} bytes runs past the page's {end} bytes of data"),
+        })
 }
 
 #[cfg(test)]

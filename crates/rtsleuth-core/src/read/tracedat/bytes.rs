@@ -55,10 +55,6 @@ impl<'a> Cursor<'a> {
         self.bytes.len() - self.pos
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.remaining() == 0
-    }
-
     pub fn seek(&mut self, pos: usize, what: &str) -> Parsed<()> {
         if pos > self.bytes.len() {
             return Err(self.cut_at(pos, what));

@@ -2,7 +2,6 @@
 //! metadata sections and to the per-CPU trace data in chunks.
 
 use super::bytes::{Cursor, Fault, Parsed};
-use std::io::Read;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Codec {
@@ -34,45 +33,80 @@ impl Codec {
         }
     }
 
-    /// Decompresses `data` that must expand to exactly `size` bytes.
-    pub fn decompress(self, data: &[u8], size: usize, at: u64) -> Parsed<Vec<u8>> {
-        let mut out = Vec::with_capacity(size);
-        let res = match self {
-            Codec::None => {
-                out.extend_from_slice(data);
-                Ok(data.len())
-            }
-            Codec::Zlib => flate2::read::ZlibDecoder::new(data)
-                .take(size as u64 + 1)
-                .read_to_end(&mut out),
-            Codec::Zstd => zstd::stream::read::Decoder::with_buffer(data)
-                .and_then(|d| d.take(size as u64 + 1).read_to_end(&mut out)),
-        };
-        match res {
-            Err(e) => Err(Fault::new(
-                at,
-                format!("{} data is corrupt: {e}", self.name()),
-            )),
-            Ok(_) if out.len() != size => Err(Fault::new(
-                at,
-                format!(
-                    "{} data expands to {} bytes, the file says {size}",
-                    self.name(),
-                    out.len()
-                ),
-            )),
-            Ok(_) => Ok(out),
-        }
-    }
-
     /// One compressed block: `u32 compressed size, u32 uncompressed size, data`, the framing of
     /// both compressed sections and trace-data chunks.
     pub fn block(self, c: &mut Cursor<'_>, what: &str) -> Parsed<Vec<u8>> {
+        let mut out = Vec::new();
+        Inflater::new(self).block_into(c, what, &mut out)?;
+        Ok(out)
+    }
+}
+
+/// A decompressor that keeps its state between blocks (a zstd context is costly to set up,
+/// and a big trace has thousands of chunks).
+pub struct Inflater {
+    codec: Codec,
+    zstd: Option<zstd::bulk::Decompressor<'static>>,
+}
+
+impl Inflater {
+    pub fn new(codec: Codec) -> Inflater {
+        Inflater { codec, zstd: None }
+    }
+
+    /// Decompresses `data`, which must expand to exactly `size` bytes, into `out` (its
+    /// allocation is reused: fresh buffers would be zeroed by the kernel each time).
+    pub fn decompress_into(
+        &mut self,
+        data: &[u8],
+        size: usize,
+        at: u64,
+        out: &mut Vec<u8>,
+    ) -> Parsed<()> {
+        let name = self.codec.name();
+        out.clear();
+        out.reserve(size);
+        let res = match self.codec {
+            Codec::None => {
+                out.extend_from_slice(data);
+                Ok(())
+            }
+            Codec::Zlib => flate2::Decompress::new(true)
+                .decompress_vec(data, out, flate2::FlushDecompress::Finish)
+                .map(drop)
+                .map_err(std::io::Error::other),
+            Codec::Zstd => {
+                let z = match self.zstd.take() {
+                    Some(z) => Ok(z),
+                    None => zstd::bulk::Decompressor::new(),
+                };
+                z.and_then(|mut z| {
+                    let r = z.decompress_to_buffer(data, out).map(drop);
+                    self.zstd = Some(z);
+                    r
+                })
+            }
+        };
+        match res {
+            Err(e) => Err(Fault::new(at, format!("{name} data is corrupt: {e}"))),
+            Ok(()) if out.len() != size => Err(Fault::new(
+                at,
+                format!(
+                    "{name} data expands to {} bytes, the file says {size}",
+                    out.len()
+                ),
+            )),
+            Ok(()) => Ok(()),
+        }
+    }
+
+    /// Reads and decompresses one framed block (see [`Codec::block`]) into `out`.
+    pub fn block_into(&mut self, c: &mut Cursor<'_>, what: &str, out: &mut Vec<u8>) -> Parsed<()> {
         let at = c.offset();
         let packed = c.u32(what)? as usize;
         let size = c.u32(what)? as usize;
         let data = c.bytes(packed, what)?;
-        self.decompress(data, size, at)
+        self.decompress_into(data, size, at, out)
     }
 }
 
@@ -93,11 +127,30 @@ mod tests {
             .unwrap();
         assert_eq!(got, plain);
         // A size that disagrees with the data is reported, not trusted.
-        let e = Codec::Zstd
-            .decompress(&packed, plain.len() - 1, 7)
+        let mut out = Vec::new();
+        let mut z = Inflater::new(Codec::Zstd);
+        let e = z
+            .decompress_into(&packed, plain.len() - 1, 7, &mut out)
             .unwrap_err();
         assert_eq!(e.offset, 7);
-        assert!(Codec::Zlib.decompress(b"garbage", 10, 0).is_err());
+        let e = z
+            .decompress_into(&packed, plain.len() + 1, 7, &mut out)
+            .unwrap_err();
+        assert!(e.reason.contains("expands to"), "{e:?}");
+        // The context survives errors and is reused.
+        z.decompress_into(&packed, plain.len(), 7, &mut out)
+            .unwrap();
+        assert_eq!(out, plain);
+        let zl = flate2::read::ZlibEncoder::new(&plain[..], flate2::Compression::fast());
+        let zl: Vec<u8> = std::io::Read::bytes(zl).map(Result::unwrap).collect();
+        let mut inflate = Inflater::new(Codec::Zlib);
+        inflate
+            .decompress_into(&zl, plain.len(), 0, &mut out)
+            .unwrap();
+        assert_eq!(out, plain);
+        assert!(inflate
+            .decompress_into(b"garbage", 10, 0, &mut out)
+            .is_err());
         assert!(Codec::from_name("lz4", 0).is_err());
     }
 }

@@ -2,6 +2,7 @@
 //! chunks, one chunk in memory at a time).
 
 use super::bytes::{Cursor, Fault, Parsed};
+use super::chunk_feed::ChunkFeed;
 use super::codec::Codec;
 use super::options::CpuData;
 use crate::ring_buffer::{Missed, Page, PageLayout, RecordCursor};
@@ -11,13 +12,8 @@ use std::ops::Range;
 enum Source<'f> {
     /// Uncompressed: the CPU's region of the file.
     Raw(&'f [u8]),
-    /// Compressed chunks; `buf` holds the current one decompressed.
-    Chunks {
-        codec: Codec,
-        file: Cursor<'f>,
-        left: u32,
-        buf: Vec<u8>,
-    },
+    /// Compressed chunks, decompressed ahead by a feed; `buf` holds the current one.
+    Chunks { feed: ChunkFeed, buf: Vec<u8> },
 }
 
 /// A record ready to be handed out: its time and where its bytes are in the current buffer.
@@ -43,13 +39,17 @@ pub struct CpuStream<'f> {
 }
 
 impl<'f> CpuStream<'f> {
-    pub fn new(
+    pub fn new<'scope>(
+        scope: &'scope std::thread::Scope<'scope, '_>,
         file: &'f [u8],
         data: CpuData,
         codec: Codec,
         layout: PageLayout,
         e: crate::ring_buffer::Endian,
-    ) -> Parsed<CpuStream<'f>> {
+    ) -> Parsed<CpuStream<'f>>
+    where
+        'f: 'scope,
+    {
         let start = usize::try_from(data.offset).unwrap_or(usize::MAX);
         // The size trace-cmd records for compressed data leaves out the chunk count before it.
         let count_word = if codec == Codec::None || data.size == 0 {
@@ -76,11 +76,9 @@ impl<'f> CpuStream<'f> {
             _ if region.is_empty() => Source::Raw(region),
             _ => {
                 let mut c = Cursor::new(region, data.offset, e);
-                let left = c.u32("chunk count")?;
+                let count = c.u32("chunk count")?;
                 Source::Chunks {
-                    codec,
-                    file: c,
-                    left,
+                    feed: ChunkFeed::spawn(scope, codec, c, count),
                     buf: Vec::new(),
                 }
             }
@@ -167,38 +165,28 @@ impl<'f> CpuStream<'f> {
 
     /// Decompresses the next chunk; false when there is none left.
     fn refill(&mut self) -> bool {
-        let Source::Chunks {
-            codec,
-            file,
-            left,
-            buf,
-        } = &mut self.source
-        else {
+        let Source::Chunks { feed, buf } = &mut self.source else {
             return false;
         };
-        if *left == 0 {
-            return false;
-        }
-        *left -= 1;
-        match codec.block(file, "trace data chunk") {
-            Ok(b) => {
+        match feed.next(std::mem::take(buf)) {
+            Some(Ok(b)) => {
                 *buf = b;
                 self.next_page = 0;
                 true
             }
-            Err(f) => {
-                *left = 0;
+            Some(Err(f)) => {
                 self.faults.push(f);
                 false
             }
+            None => false,
         }
     }
 
     fn fault(&mut self, at: usize, reason: String) {
         let offset = match self.source {
             Source::Raw(_) => self.base + at as u64,
-            // Inside a decompressed chunk the file offset is the chunk's.
-            Source::Chunks { ref file, .. } => file.offset(),
+            // Inside decompressed chunks only the CPU's data offset is known.
+            Source::Chunks { .. } => self.base,
         };
         self.faults
             .push(Fault::new(offset, format!("CPU {}: {reason}", self.cpu)));

@@ -257,7 +257,7 @@ impl Metadata {
     }
 
     fn kallsyms(&mut self, c: &mut Cursor<'_>) -> Parsed<()> {
-        self.symbols = Symbols::parse(&String::from_utf8_lossy(c.sized(4, "kallsyms")?));
+        self.symbols = Symbols::new(c.sized(4, "kallsyms")?.to_vec());
         Ok(())
     }
 

@@ -8,12 +8,15 @@
 //! k-way merge over one cursor per CPU gives the whole trace in order with one page (or one
 //! decompressed chunk) per CPU in memory.
 //!
-//! Records become the same [`Event`]s the text reader makes: the payload is rendered as text
-//! (as the kernel or `trace-cmd report -R` prints it) and typed by the same decoder, so every
-//! analysis works unchanged. Only events the sink asks to have decoded are rendered.
+//! Records become the same [`Event`]s the text reader makes. The scheduler events are typed
+//! straight from their fields; the others are printed as text (as the kernel or
+//! `trace-cmd report -R` prints them) and typed by the text reader's decoder, so every
+//! analysis works unchanged. The text payload is printed only for events the sink wants typed
+//! and lacks a direct typing, or for every event when the sink wants everything.
 
 mod bprint;
 mod bytes;
+mod chunk_feed;
 mod cmdlines;
 mod codec;
 mod comms;
@@ -27,6 +30,7 @@ mod options;
 mod printf;
 mod printk;
 mod render;
+mod typed;
 
 pub use bytes::Endian;
 
@@ -79,37 +83,32 @@ pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo
         }
     }
     let mut streams = Vec::with_capacity(meta.cpus.len());
-    for cpu in &meta.cpus {
-        match CpuStream::new(
-            &bytes,
-            *cpu,
-            meta.header.codec,
-            meta.layout,
-            meta.header.endian,
-        ) {
-            Ok(s) => streams.push(s),
-            // A CPU whose data is cut still leaves the others readable.
-            Err(f) => info.notes.push(note(&f)),
-        }
-    }
-    let mut decoder = Decoder::new(&meta, sink.decode());
-    merge(&mut streams, &mut decoder, &mut info, sink);
-    let mut faults = 0;
-    for s in &streams {
-        for f in &s.faults {
-            faults += 1;
-            if faults <= MAX_FAULT_NOTES {
-                info.notes.push(note(f));
+    let mut faults = Vec::new();
+    std::thread::scope(|scope| {
+        for cpu in &meta.cpus {
+            let (codec, layout, e) = (meta.header.codec, meta.layout, meta.header.endian);
+            match CpuStream::new(scope, &bytes, *cpu, codec, layout, e) {
+                Ok(s) => streams.push(s),
+                // A CPU whose data is cut still leaves the others readable.
+                Err(f) => info.notes.push(note(&f)),
             }
         }
-    }
-    if faults > MAX_FAULT_NOTES {
+        let mut decoder = Decoder::new(&meta, sink.decode());
+        merge(&mut streams, &mut decoder, &mut info, sink);
+        decoder.finish(&mut info);
+        // Dropping the streams closes the feeds, so their threads end before the scope does.
+        for s in streams.drain(..) {
+            s.faults.iter().for_each(|f| faults.push(note(f)));
+        }
+    });
+    let damaged = faults.len();
+    info.notes.extend(faults.into_iter().take(MAX_FAULT_NOTES));
+    if damaged > MAX_FAULT_NOTES {
         info.notes.push(format!(
             "{} more damaged pages were skipped",
-            faults - MAX_FAULT_NOTES
+            damaged - MAX_FAULT_NOTES
         ));
     }
-    decoder.finish(&mut info);
     stats_losses(&meta, &mut info);
     Ok(info)
 }
@@ -155,31 +154,42 @@ fn load(mut input: Input) -> Result<Bytes> {
 }
 
 /// Hands the records of all CPUs to the sink in time order (ties in CPU order).
+///
+/// A CPU usually has a run of records before another CPU's next one, so the CPU at the top of
+/// the heap keeps going until it passes the runner-up, without a heap operation per record.
 fn merge(
     streams: &mut [CpuStream<'_>],
     decoder: &mut Decoder<'_>,
     info: &mut TraceInfo,
     sink: &mut (dyn EventSink + Send),
 ) {
-    let mut heads: Vec<Option<Pending>> = streams.iter_mut().map(CpuStream::next).collect();
-    let mut heap: BinaryHeap<Reverse<(u64, usize)>> = heads
-        .iter()
-        .enumerate()
-        .filter_map(|(i, h)| Some(Reverse((h.as_ref()?.ts, i))))
-        .collect();
-    while let Some(Reverse((_, i))) = heap.pop() {
-        let s = &mut streams[i];
-        let pending = heads[i].take().expect("a queued CPU has a head");
-        if let Some(missed) = s.lost.take() {
-            let count = lost_count(missed);
-            info.lost_events += count.unwrap_or(0);
-            info.lines.lost_markers += 1;
-            sink.lost(Some(s.cpu), count);
-        }
-        decoder.emit(s.cpu, pending.ts, s.data(&pending), info, sink);
-        heads[i] = s.next();
-        if let Some(h) = &heads[i] {
+    let mut heap: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
+    let mut heads: Vec<Option<Pending>> = Vec::with_capacity(streams.len());
+    for (i, s) in streams.iter_mut().enumerate() {
+        let head = s.next();
+        if let Some(h) = &head {
             heap.push(Reverse((h.ts, i)));
+        }
+        heads.push(head);
+    }
+    while let Some(Reverse((_, i))) = heap.pop() {
+        let runner_up = heap.peek().map(|Reverse(k)| *k);
+        let s = &mut streams[i];
+        let mut pending = heads[i].take();
+        while let Some(p) = pending {
+            if runner_up.is_some_and(|r| (p.ts, i) > r) {
+                heap.push(Reverse((p.ts, i)));
+                heads[i] = Some(p);
+                break;
+            }
+            if let Some(missed) = s.lost.take() {
+                let count = lost_count(missed);
+                info.lost_events += count.unwrap_or(0);
+                info.lines.lost_markers += 1;
+                sink.lost(Some(s.cpu), count);
+            }
+            decoder.emit(s.cpu, p.ts, s.data(&p), info, sink);
+            pending = s.next();
         }
     }
 }
@@ -195,10 +205,21 @@ mod ring_buffer_missed {
     }
 }
 
+/// What to do with the records of one event id, decided once.
+#[derive(Clone, Copy, Default)]
+struct Plan {
+    /// The sink wants the event typed.
+    typed: bool,
+    /// The sink wants every payload as text (`Decode::Everything`).
+    text: bool,
+    /// Typed straight from the binary fields.
+    fast: Option<typed::Typed>,
+}
+
 /// Turns records into events.
 struct Decoder<'m> {
     meta: &'m Metadata,
-    decode: Decode,
+    plans: Vec<Plan>,
     cx: render::Context<'m>,
     payload: String,
     tsc: Option<Tsc2Nsec>,
@@ -214,9 +235,21 @@ impl<'m> Decoder<'m> {
             .options
             .tsc2nsec
             .filter(|_| meta.clock.as_deref() == Some("x86-tsc"));
+        let plans = meta
+            .formats
+            .iter()
+            .map(|f| match f {
+                Some(f) => Plan {
+                    typed: decode.wants(&f.name),
+                    text: decode == Decode::Everything,
+                    fast: typed::Typed::for_format(f),
+                },
+                None => Plan::default(),
+            })
+            .collect();
         Decoder {
             meta,
-            decode,
+            plans,
             cx: render::Context {
                 endian: meta.header.endian,
                 long_size: meta.header.long_size,
@@ -274,11 +307,19 @@ impl<'m> Decoder<'m> {
                 .unwrap_or("<...>"),
         };
         self.payload.clear();
-        let kind = if self.decode.wants(name) {
+        let plan = self.plans[usize::from(id)];
+        if plan.text {
             render::payload(&mut self.payload, format, data, &self.cx);
-            payload::decode(name, &self.payload)
-        } else {
-            EventKind::Other
+        }
+        let kind = match plan {
+            Plan { typed: false, .. } => EventKind::Other,
+            Plan { fast: Some(t), .. } => t.kind(data, e).unwrap_or(EventKind::Other),
+            Plan { text, .. } => {
+                if !text {
+                    render::payload(&mut self.payload, format, data, &self.cx);
+                }
+                payload::decode(name, &self.payload)
+            }
         };
         let ts = self.timestamp(raw_ts);
         let ev = Event {

@@ -236,7 +236,7 @@ mod tests {
             &mut out,
             arg,
             size,
-            &Symbols::parse("ffffffff81000000 t hrtimer_wakeup\nffffffff81000100 t next\n"),
+            &Symbols::new(b"ffffffff81000000 t hrtimer_wakeup\nffffffff81000100 t next\n".to_vec()),
         );
         out
     }

@@ -1,0 +1,145 @@
+//! One `FtraceEventBundle` into the events it holds, in time order, each owning its decoded
+//! body until the merge hands it out.
+
+use super::compact::{self, CompactError, Row};
+use super::messages::{Body, FtraceEventBundle, SchedSwitch, SchedWakeup};
+
+/// An event waiting for its turn in the merge.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pending {
+    pub ts: u64,
+    /// The running task; for compact events, the task the CPU last switched to (-1 unknown).
+    pub pid: i32,
+    pub body: Body,
+}
+
+/// The task a CPU (of one writer sequence) last switched to, which is what a compact switch
+/// switches away from and what runs while a compact waking is recorded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Running {
+    pub pid: i32,
+    pub prio: i32,
+    pub comm: String,
+}
+
+impl Default for Running {
+    /// Nothing known yet: pid -1 is no task the kernel has.
+    fn default() -> Self {
+        Running {
+            pid: -1,
+            prio: -1,
+            comm: UNKNOWN_COMM.into(),
+        }
+    }
+}
+
+/// What ftrace prints for a task whose comm it does not know.
+pub const UNKNOWN_COMM: &str = "<...>";
+
+pub struct Expanded {
+    pub events: Vec<Pending>,
+    /// Events of kinds the reader does not name (their body was skipped).
+    pub unknown: u64,
+}
+
+/// The bundle's events and compact rows merged by time. Ties keep the order regular events,
+/// compact switches, compact wakings (the sort is stable), so the result is the same however
+/// often it is computed.
+pub fn expand(bundle: FtraceEventBundle, running: &mut Running) -> Result<Expanded, CompactError> {
+    enum Entry {
+        Regular(u64, i32, Body),
+        Compact(Row),
+    }
+    let ts = |e: &Entry| match e {
+        Entry::Regular(ts, ..) => *ts,
+        Entry::Compact(row) => row.ts(),
+    };
+    let mut unknown = 0;
+    let mut entries: Vec<Entry> = Vec::with_capacity(bundle.event.len());
+    for ev in bundle.event {
+        match ev.body {
+            Some(body) => entries.push(Entry::Regular(
+                ev.timestamp.unwrap_or(0),
+                ev.pid.unwrap_or(0) as i32,
+                body,
+            )),
+            None => unknown += 1,
+        }
+    }
+    if let Some(cs) = bundle.compact_sched {
+        entries.extend(compact::rows(cs)?.into_iter().map(Entry::Compact));
+    }
+    entries.sort_by_key(ts);
+    let events = entries
+        .into_iter()
+        .map(|e| match e {
+            Entry::Regular(ts, pid, body) => {
+                if let Body::SchedSwitch(s) = &body {
+                    switched_to(running, s);
+                }
+                Pending { ts, pid, body }
+            }
+            Entry::Compact(row) => compact_event(row, running),
+        })
+        .collect();
+    Ok(Expanded { events, unknown })
+}
+
+fn switched_to(running: &mut Running, s: &SchedSwitch) {
+    *running = Running {
+        pid: s.next_pid.unwrap_or(-1),
+        prio: s.next_prio.unwrap_or(-1),
+        comm: s.next_comm.clone().unwrap_or_else(|| UNKNOWN_COMM.into()),
+    };
+}
+
+/// A compact row as the full event it stands for.
+fn compact_event(row: Row, running: &mut Running) -> Pending {
+    match row {
+        Row::Switch {
+            ts,
+            prev_state,
+            next_pid,
+            next_prio,
+            next_comm,
+        } => {
+            let prev = std::mem::replace(
+                running,
+                Running {
+                    pid: next_pid,
+                    prio: next_prio,
+                    comm: next_comm.clone(),
+                },
+            );
+            Pending {
+                ts,
+                pid: prev.pid,
+                body: Body::SchedSwitch(SchedSwitch {
+                    prev_comm: Some(prev.comm),
+                    prev_pid: Some(prev.pid),
+                    prev_prio: Some(prev.prio),
+                    prev_state: Some(prev_state),
+                    next_comm: Some(next_comm),
+                    next_pid: Some(next_pid),
+                    next_prio: Some(next_prio),
+                }),
+            }
+        }
+        Row::Waking {
+            ts,
+            pid,
+            prio,
+            target_cpu,
+            comm,
+        } => Pending {
+            ts,
+            pid: running.pid,
+            body: Body::SchedWaking(SchedWakeup {
+                comm: Some(comm),
+                pid: Some(pid),
+                prio: Some(prio),
+                target_cpu: Some(target_cpu),
+            }),
+        },
+    }
+}

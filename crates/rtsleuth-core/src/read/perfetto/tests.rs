@@ -1,0 +1,216 @@
+//! The reader end to end on traces encoded here with the reader's own messages (CompactSched,
+//! which none of the real fixtures has), and the merge window on the real fixtures.
+
+use super::messages::{
+    Body, CompactSched, Data, FtraceEvent, FtraceEventBundle, Print, Process, ProcessTree,
+    TracePacket,
+};
+use super::{read, read_with, Window};
+use crate::event::{Event, EventKind, MarkerKind, TaskState};
+use crate::input::Input;
+use crate::read::{EventSink, TraceInfo};
+use prost::Message;
+
+/// Every event as one line: `ts cpu pid comm name | payload`.
+#[derive(Default)]
+struct Lines(Vec<String>, Vec<(u64, Option<u32>, Option<u64>)>);
+
+impl EventSink for Lines {
+    fn event(&mut self, e: &Event<'_>) {
+        self.0.push(format!(
+            "{} {} {} {} {} | {}",
+            e.ts, e.cpu, e.pid, e.comm, e.name, e.payload
+        ));
+        if let EventKind::SchedSwitch { prev_state, .. } = e.kind {
+            assert_eq!(
+                TaskState::parse(&e.payload[e.payload.find("prev_state=").unwrap() + 11..]),
+                prev_state
+            );
+        }
+        if let EventKind::Marker { kind, text } = e.kind {
+            assert_eq!(
+                (kind, text),
+                (MarkerKind::Print, "hit latency threshold (120 > 100)")
+            );
+        }
+    }
+
+    fn lost(&mut self, cpu: Option<u32>, count: Option<u64>) {
+        self.1.push((self.0.len() as u64, cpu, count));
+    }
+}
+
+fn packet(data: Data) -> Vec<u8> {
+    let p = TracePacket {
+        timestamp: None,
+        trusted_packet_sequence_id: Some(7),
+        previous_packet_dropped: None,
+        data: Some(data),
+    };
+    // The `Trace` framing: field 1, length-delimited.
+    let mut out = vec![0x0a];
+    p.encode_length_delimited(&mut out).unwrap();
+    out
+}
+
+fn read_trace(bytes: Vec<u8>) -> (Lines, TraceInfo) {
+    let input = Input::from_reader("synthetic", Box::new(std::io::Cursor::new(bytes))).unwrap();
+    let mut sink = Lines::default();
+    let info = read(input, &mut sink).unwrap();
+    (sink, info)
+}
+
+fn compact_trace() -> Vec<u8> {
+    let tree = packet(Data::ProcessTree(ProcessTree {
+        processes: vec![Process {
+            pid: Some(10),
+            cmdline: vec!["/usr/bin/cyclictest".into()],
+        }],
+        threads: vec![],
+    }));
+    let first = packet(Data::FtraceEvents(FtraceEventBundle {
+        cpu: Some(1),
+        event: vec![FtraceEvent {
+            timestamp: Some(1300),
+            pid: Some(10),
+            body: Some(Body::Print(Print {
+                buf: Some("hit latency threshold (120 > 100)\n".into()),
+            })),
+        }],
+        compact_sched: Some(CompactSched {
+            intern_table: vec![
+                "cyclictest".into(),
+                "kworker/1:0".into(),
+                "swapper/1".into(),
+            ],
+            switch_timestamp: vec![1000, 500, 700],
+            switch_prev_state: vec![1, 0x100, 2],
+            switch_next_pid: vec![10, 20, 0],
+            switch_next_prio: vec![19, 120, 120],
+            switch_next_comm_index: vec![0, 1, 2],
+            waking_timestamp: vec![1200, 100],
+            waking_pid: vec![20, 10],
+            waking_target_cpu: vec![1, 1],
+            waking_prio: vec![120, 19],
+            waking_comm_index: vec![1, 0],
+        }),
+        ..FtraceEventBundle::default()
+    }));
+    // The next bundle of the CPU goes on from where the last one left it (idle).
+    let second = packet(Data::FtraceEvents(FtraceEventBundle {
+        cpu: Some(1),
+        lost_events: Some(true),
+        compact_sched: Some(CompactSched {
+            intern_table: vec!["cyclictest".into()],
+            switch_timestamp: vec![3000],
+            switch_prev_state: vec![0],
+            switch_next_pid: vec![10],
+            switch_next_prio: vec![19],
+            switch_next_comm_index: vec![0],
+            ..CompactSched::default()
+        }),
+        ..FtraceEventBundle::default()
+    }));
+    [tree, first, second].concat()
+}
+
+#[test]
+fn compact_sched_becomes_full_events() {
+    let (sink, info) = read_trace(compact_trace());
+    assert_eq!(
+        sink.0,
+        [
+            // The CPU's first switch: what ran before is not in the trace.
+            "1000 1 -1 <...> sched_switch | prev_comm=<...> prev_pid=-1 prev_prio=-1 prev_state=S ==> next_comm=cyclictest next_pid=10 next_prio=19",
+            // A compact waking runs in the task the CPU last switched to.
+            "1200 1 10 cyclictest sched_waking | comm=kworker/1:0 pid=20 prio=120 target_cpu=001",
+            // Ties: regular events before compact rows.
+            "1300 1 10 cyclictest print | hit latency threshold (120 > 100)",
+            "1300 1 10 cyclictest sched_waking | comm=cyclictest pid=10 prio=19 target_cpu=001",
+            "1500 1 10 cyclictest sched_switch | prev_comm=cyclictest prev_pid=10 prev_prio=19 prev_state=R+ ==> next_comm=kworker/1:0 next_pid=20 next_prio=120",
+            "2200 1 20 kworker/1:0 sched_switch | prev_comm=kworker/1:0 prev_pid=20 prev_prio=120 prev_state=D ==> next_comm=swapper/1 next_pid=0 next_prio=120",
+            "3000 1 0 <idle> sched_switch | prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=cyclictest next_pid=10 next_prio=19",
+        ]
+    );
+    // The second bundle's loss comes before its first event.
+    assert_eq!(sink.1, [(6, Some(1), None)]);
+    assert_eq!(info.events, 7);
+    assert_eq!((info.first_ts, info.last_ts), (Some(1000), Some(3000)));
+    assert_eq!(info.cpus, [1]);
+    assert!(
+        info.notes[0].contains("lost events (CPU 1 1x"),
+        "{:?}",
+        info.notes
+    );
+}
+
+#[test]
+fn ragged_compact_columns_are_malformed_at_the_packet() {
+    let good = compact_trace();
+    let bad = packet(Data::FtraceEvents(FtraceEventBundle {
+        cpu: Some(0),
+        compact_sched: Some(CompactSched {
+            switch_timestamp: vec![1, 2],
+            ..CompactSched::default()
+        }),
+        ..FtraceEventBundle::default()
+    }));
+    let input = Input::from_reader(
+        "synthetic",
+        Box::new(std::io::Cursor::new([good.clone(), bad].concat())),
+    )
+    .unwrap();
+    match read(input, &mut Lines::default()) {
+        Err(crate::Error::Malformed { offset, reason, .. }) => {
+            assert_eq!(offset, good.len() as u64);
+            assert!(reason.contains("switch columns differ"), "{reason}");
+        }
+        other => panic!("expected Malformed, got {:?}", other.map(|i| i.events)),
+    }
+}
+
+/// A window smaller than the trace must give the same events in the same order (the fixtures
+/// fit the default window whole); one too small to hold the lag between two data sources
+/// hands out late events and counts them.
+#[test]
+fn a_small_window_keeps_the_order_of_real_traces() {
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/fixtures/realworld/ms-perf-tools-linux-android/TestData/Perfetto"
+    );
+    let read_window = |name: &str, window: Window| {
+        let input = Input::open(&format!("{dir}/{name}")).unwrap();
+        let mut sink = Lines::default();
+        let info = read_with(input, &mut sink, window).unwrap();
+        (sink.0, info.out_of_order)
+    };
+    for name in [
+        "perfetto_android12_cpuschedstack.pftrace",
+        "perfetto_trace_cpu_sampling_not_scoped.pftrace",
+        "test_trace.perfetto-trace",
+    ] {
+        if !std::path::Path::new(&format!("{dir}/{name}")).is_file() {
+            println!("skipped: {dir}/{name} not found");
+            return;
+        }
+        let (whole, late) = read_window(name, super::WINDOW);
+        assert_eq!(late, 0);
+        let small = Window {
+            warmup: 4096,
+            cap: 16384,
+        };
+        let (windowed, late) = read_window(name, small);
+        assert_eq!(late, 0, "{name}");
+        assert!(
+            windowed == whole,
+            "{name}: a 16384-event window reorders events"
+        );
+        let tiny = Window { warmup: 0, cap: 64 };
+        let (events, late) = read_window(name, tiny);
+        assert_eq!(events.len(), whole.len());
+        assert!(
+            late > 0,
+            "{name}: a 64-event window must hand out late events"
+        );
+    }
+}
