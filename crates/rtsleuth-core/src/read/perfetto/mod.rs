@@ -16,6 +16,7 @@ mod messages;
 mod order;
 mod packets;
 mod payload;
+mod prescan;
 mod tasks;
 #[cfg(test)]
 mod tests;
@@ -26,6 +27,7 @@ use crate::input::Input;
 use bundle::Running;
 use emit::{Emitter, Record};
 use messages::{Data, FtraceEventBundle, TracePacket};
+use order::Limits;
 use packets::{FramingError, Packets, Step};
 use prost::Message;
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -33,19 +35,13 @@ use std::io::BufReader;
 
 const FORMAT: &str = "Perfetto protobuf";
 
-/// How the merge is bounded (see [`order`]).
-#[derive(Debug, Clone, Copy)]
-struct Window {
-    /// Nothing is handed out before this many events have arrived, so that every ftrace data
-    /// source has shown its streams (a second data source may start seconds into the file).
-    warmup: u64,
-    /// At most this many events wait (a few tens of megabytes at the default).
-    cap: usize,
-}
-
-const WINDOW: Window = Window {
+/// How the merge is bounded (see [`order`]): nothing goes out before 65536 events have
+/// arrived, at most 262144 wait (a few tens of megabytes), and a CPU silent for 5 s of its
+/// data source's time is idle.
+const WINDOW: Limits = Limits {
     warmup: 1 << 16,
     cap: 1 << 18,
+    idle: 5_000_000_000,
 };
 
 /// Reads a Perfetto trace into `sink`.
@@ -53,9 +49,15 @@ pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo
     read_with(input, sink, WINDOW)
 }
 
-fn read_with(input: Input, sink: &mut (dyn EventSink + Send), window: Window) -> Result<TraceInfo> {
+fn read_with(input: Input, sink: &mut (dyn EventSink + Send), window: Limits) -> Result<TraceInfo> {
     let mut info = TraceInfo::new(&input.name, input.format, input.compression);
     let mut reader = Reader::new(&input.name, sink, window);
+    if let Some(file) = &input.file {
+        for (ts, tree) in prescan::process_trees(file) {
+            reader.emitter.tree(ts, tree);
+        }
+        reader.trees_known = true;
+    }
     let mut packets = Packets::new(BufReader::with_capacity(256 << 10, input.reader));
     loop {
         match packets.next() {
@@ -101,6 +103,8 @@ struct Reader {
     /// The task each (sequence, CPU) last switched to.
     running: HashMap<(u32, u32), Running>,
     emitter: Emitter,
+    /// The process trees were found before reading ([`prescan`]); skip them when met again.
+    trees_known: bool,
     counters: ftrace_stats::RingCounters,
     sequences: HashSet<u32>,
     packets: u64,
@@ -110,12 +114,13 @@ struct Reader {
 }
 
 impl Reader {
-    fn new(path: &str, sink: &(dyn EventSink + Send), window: Window) -> Self {
+    fn new(path: &str, sink: &(dyn EventSink + Send), window: Limits) -> Self {
         Reader {
             path: path.to_string(),
-            merger: order::Merger::new(window.warmup, window.cap),
+            merger: order::Merger::new(window),
             running: HashMap::new(),
             emitter: Emitter::new(sink.decode()),
+            trees_known: false,
             counters: ftrace_stats::RingCounters::default(),
             sequences: HashSet::new(),
             packets: 0,
@@ -141,7 +146,10 @@ impl Reader {
         let dropped = packet.previous_packet_dropped.unwrap_or(0) != 0 && !first_of_sequence;
         match packet.data {
             Some(Data::FtraceEvents(b)) => self.bundle(seq, b, dropped, offset)?,
-            Some(Data::ProcessTree(t)) => self.emitter.tree(packet.timestamp, t),
+            Some(Data::ProcessTree(t)) if !self.trees_known => {
+                self.emitter.tree(packet.timestamp, t)
+            }
+            Some(Data::ProcessTree(_)) => {}
             Some(Data::FtraceStats(s)) => self.counters.add(&s),
             Some(Data::CompressedPackets(_)) => self.compressed += 1,
             None => {}

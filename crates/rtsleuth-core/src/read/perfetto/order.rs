@@ -5,10 +5,13 @@
 //! ftrace data sources (separate sequences) can lag each other by seconds. Each stream is a
 //! queue; the earliest head is handed out once no stream can still deliver something earlier:
 //! a stream with queued events will not (its events are in order), an empty stream will not
-//! before the last time it delivered. Streams are found as they appear, so nothing is handed
-//! out before `warmup` items have arrived (by then every data source has written), and at most
-//! `cap` items wait: past that the earliest goes out regardless, and anything later found to
-//! be earlier is late (the caller counts it as out of order).
+//! before the last time it delivered. An empty stream whose sequence has moved on by more than
+//! `idle` nanoseconds is not waited for: Perfetto drains every CPU of a data source several
+//! times a second, so such a CPU is idle or offline (a hotplugged CPU would otherwise hold
+//! everything back). Streams are found as they appear, so nothing is handed out before
+//! `warmup` items have arrived (by then every data source has written), and at most `cap`
+//! items wait: past that the earliest goes out regardless, and anything later found to be
+//! earlier is late (the caller counts it as out of order).
 //!
 //! Ties are broken by CPU, then by arrival, so the order is that of a stable sort of the whole
 //! trace by (time, CPU). Streams are few (CPUs times ftrace data sources), so finding the
@@ -19,13 +22,23 @@ use std::collections::{HashMap, VecDeque};
 pub struct Merger<T> {
     streams: Vec<Stream<T>>,
     index: HashMap<(u32, u32), usize>,
+    /// The latest time each sequence delivered.
+    sequences: HashMap<u32, u64>,
     queued: usize,
     arrivals: u64,
-    warmup: u64,
-    cap: usize,
+    limits: Limits,
+}
+
+/// How long the merge waits, in events and in trace time.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub warmup: u64,
+    pub cap: usize,
+    pub idle: u64,
 }
 
 struct Stream<T> {
+    seq: u32,
     cpu: u32,
     queue: VecDeque<Entry<T>>,
     /// The latest time this stream delivered: it will deliver nothing earlier.
@@ -39,14 +52,14 @@ struct Entry<T> {
 }
 
 impl<T> Merger<T> {
-    pub fn new(warmup: u64, cap: usize) -> Self {
+    pub fn new(limits: Limits) -> Self {
         Merger {
             streams: Vec::new(),
             index: HashMap::new(),
+            sequences: HashMap::new(),
             queued: 0,
             arrivals: 0,
-            warmup,
-            cap,
+            limits,
         }
     }
 
@@ -56,6 +69,7 @@ impl<T> Merger<T> {
         let i = *self.index.entry((seq, cpu)).or_insert(next);
         if i == next {
             self.streams.push(Stream {
+                seq,
                 cpu,
                 queue: VecDeque::new(),
                 last_ts: 0,
@@ -75,6 +89,8 @@ impl<T> Merger<T> {
             stream.queue.insert(at, entry);
         }
         stream.last_ts = stream.last_ts.max(ts);
+        let latest = self.sequences.entry(seq).or_insert(ts);
+        *latest = (*latest).max(ts);
         self.arrivals += 1;
         self.queued += 1;
     }
@@ -83,12 +99,14 @@ impl<T> Merger<T> {
     /// is waiting): `(ts, cpu, item)`.
     pub fn pop_ready(&mut self) -> Option<(u64, u32, T)> {
         let best = self.earliest()?;
-        let ready = self.queued > self.cap
-            || (self.arrivals >= self.warmup && {
+        let Limits { warmup, cap, idle } = self.limits;
+        let ready = self.queued > cap
+            || (self.arrivals >= warmup && {
                 let ts = self.streams[best].queue[0].ts;
                 self.streams
                     .iter()
                     .filter(|s| s.queue.is_empty())
+                    .filter(|s| self.sequences[&s.seq].saturating_sub(s.last_ts) <= idle)
                     .all(|s| ts < s.last_ts)
             });
         ready.then(|| self.take(best))
@@ -124,13 +142,21 @@ impl<T> Merger<T> {
 mod tests {
     use super::*;
 
+    fn merger(warmup: u64, cap: usize) -> Merger<&'static str> {
+        Merger::new(Limits {
+            warmup,
+            cap,
+            idle: 1000,
+        })
+    }
+
     fn drain(m: &mut Merger<&'static str>) -> Vec<&'static str> {
         std::iter::from_fn(|| m.pop_ready().map(|(_, _, x)| x)).collect()
     }
 
     #[test]
     fn interleaved_cpus_come_out_in_time_order() {
-        let mut m = Merger::new(0, 100);
+        let mut m = merger(0, 100);
         m.push(1, 0, 10, "a10");
         m.push(1, 0, 30, "a30");
         m.push(1, 1, 20, "b20");
@@ -145,7 +171,7 @@ mod tests {
 
     #[test]
     fn a_lagging_sequence_holds_the_others_back() {
-        let mut m = Merger::new(0, 100);
+        let mut m = merger(0, 100);
         m.push(1, 0, 100, "s1");
         m.push(2, 0, 10, "t10");
         m.push(1, 0, 200, "s2");
@@ -156,7 +182,7 @@ mod tests {
 
     #[test]
     fn ties_go_by_cpu_then_arrival() {
-        let mut m = Merger::new(0, 100);
+        let mut m = merger(0, 100);
         m.push(1, 3, 10, "cpu3");
         m.push(1, 1, 10, "cpu1-first");
         m.push(2, 1, 10, "cpu1-second");
@@ -167,7 +193,7 @@ mod tests {
 
     #[test]
     fn warmup_waits_and_cap_forces() {
-        let mut m = Merger::new(10, 2);
+        let mut m = merger(10, 2);
         m.push(1, 0, 10, "a");
         m.push(1, 0, 20, "b");
         assert_eq!(drain(&mut m), Vec::<&str>::new());
@@ -180,8 +206,20 @@ mod tests {
     }
 
     #[test]
+    fn an_idle_cpu_is_not_waited_for() {
+        let mut m = merger(0, 100);
+        m.push(1, 6, 10, "cpu6");
+        m.push(1, 0, 500, "a500");
+        // CPU 6 delivered up to 10 and its sequence is at 500: it may still deliver.
+        assert_eq!(drain(&mut m), ["cpu6"]);
+        // Its sequence is now 1490 past it, more than `idle`: CPU 6 is idle.
+        m.push(1, 0, 1500, "a1500");
+        assert_eq!(drain(&mut m), ["a500", "a1500"]);
+    }
+
+    #[test]
     fn an_overlap_within_a_stream_is_put_in_place() {
-        let mut m = Merger::new(0, 100);
+        let mut m = merger(0, 100);
         m.push(1, 0, 10, "a");
         m.push(1, 0, 30, "c");
         m.push(1, 0, 20, "b");
