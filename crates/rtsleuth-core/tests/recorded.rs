@@ -3,10 +3,12 @@
 //! (`tests/fixtures/recorded/independent_latency.py`, whose output is committed next to each
 //! trace as `<trace>.expected.json`).
 
-use rtsleuth_core::analyze::latency::{Latency, LatencyOptions, SortKey};
+mod common;
+
+use common::{latency_json, ns};
 use rtsleuth_core::analyze::stats::Stats;
 use rtsleuth_core::input::Input;
-use rtsleuth_core::read::{self, TraceInfo};
+use rtsleuth_core::read;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -39,27 +41,6 @@ fn cases() -> Vec<PathBuf> {
     out
 }
 
-fn latency_json(path: &Path) -> (Value, TraceInfo) {
-    let mut lat = Latency::new(LatencyOptions {
-        sort: SortKey::Pid,
-        ..Default::default()
-    });
-    let info = read::read(Input::open(path.to_str().unwrap()).unwrap(), &mut lat).unwrap();
-    (lat.document(&info).json, info)
-}
-
-fn ns(us: &Value) -> u64 {
-    (us.as_f64().unwrap() * 1000.0).round() as u64
-}
-
-/// Nearest-rank percentile of sorted samples, in integers: `0.999 * 1000` is not 999 in
-/// floating point, and the rank must not depend on that.
-fn nearest_rank(sorted: &[u64], q: f64) -> u64 {
-    let permille = (q * 10.0).round() as usize;
-    let rank = (permille * sorted.len()).div_ceil(1000).max(1);
-    sorted[rank - 1]
-}
-
 #[test]
 fn latency_matches_the_independent_computation() {
     for trace in cases() {
@@ -67,70 +48,7 @@ fn latency_matches_the_independent_computation() {
             &std::fs::read_to_string(format!("{}.expected.json", trace.display())).unwrap(),
         )
         .unwrap();
-        let (got, info) = latency_json(&trace);
-        let name = trace.display().to_string();
-        let tasks = got["tasks"].as_array().unwrap();
-        let mut compared = 0;
-        for want in expected["tasks"].as_array().unwrap() {
-            let pid = want["pid"].as_i64().unwrap();
-            let wakeups = want["wakeups"].as_u64().unwrap();
-            let g = tasks.iter().find(|t| t["pid"].as_i64() == Some(pid));
-            let Some(g) = g else {
-                assert_eq!(wakeups, 0, "{name}: pid {pid} missing");
-                continue;
-            };
-            let ctx = format!("{name} pid {pid}");
-            assert_eq!(g["wakeups"].as_u64().unwrap(), wakeups, "{ctx}: wake-ups");
-            assert_eq!(g["switches"], want["switches"], "{ctx}: switches");
-            // Runtime differs by design only where events were lost (rtsleuth does not add an
-            // on-CPU interval whose end may have been lost).
-            if info.lost_events == 0 {
-                assert_eq!(
-                    ns(&g["runtime_us"]),
-                    want["runtime_ns"].as_u64().unwrap(),
-                    "{ctx}: runtime"
-                );
-            }
-            if wakeups == 0 {
-                continue;
-            }
-            compared += 1;
-            assert_eq!(
-                ns(&g["max_us"]),
-                want["max_ns"].as_u64().unwrap(),
-                "{ctx}: max"
-            );
-            assert_eq!(
-                ns(&g["min_us"]),
-                want["min_ns"].as_u64().unwrap(),
-                "{ctx}: min"
-            );
-            let max_at = (g["max_at_ts"].as_f64().unwrap() * 1e9).round() as u64;
-            assert_eq!(max_at, want["max_at_ns"].as_u64().unwrap(), "{ctx}: max at");
-            let avg = want["sum_ns"].as_u64().unwrap() as f64 / wakeups as f64;
-            assert!(
-                (g["avg_us"].as_f64().unwrap() * 1000.0 - avg).abs() < 0.5,
-                "{ctx}: avg"
-            );
-            if let Some(samples) = want["samples_ns"].as_array() {
-                let mut s: Vec<u64> = samples.iter().map(|v| v.as_u64().unwrap()).collect();
-                s.sort_unstable();
-                // Whole-microsecond samples below 2 ms are exact; above, within 0.1%.
-                for (field, q) in [("p50_us", 50.0), ("p99_us", 99.0), ("p999_us", 99.9)] {
-                    let exact = nearest_rank(&s, q);
-                    let got = ns(&g[field]);
-                    if exact < 2_000_000 {
-                        assert_eq!(got, exact, "{ctx}: {field}");
-                    } else {
-                        assert!(
-                            (got as f64 - exact as f64).abs() <= exact as f64 * 0.001,
-                            "{ctx}: {field}"
-                        );
-                    }
-                }
-            }
-        }
-        assert!(compared > 0, "{name}: no task with wake-ups");
+        common::assert_latency_matches(&trace, &expected);
     }
 }
 

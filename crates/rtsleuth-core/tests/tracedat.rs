@@ -6,11 +6,16 @@
 //! trace-cmd is the peer: when it is not installed the parity tests print `skipped` and pass,
 //! unless `CI` is set (CI installs it).
 
+mod common;
+
+use rtsleuth_core::analyze::explain::{Explain, ExplainOptions};
 use rtsleuth_core::event::{Event, Flags};
 use rtsleuth_core::input::Input;
 use rtsleuth_core::read::{self, EventSink, TraceInfo};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::LazyLock;
 
 const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
 
@@ -244,4 +249,108 @@ fn every_version_and_compression_gives_identical_events() {
         let first_diff = base.rows.iter().zip(&other.rows).position(|(a, b)| a != b);
         assert_eq!(first_diff, None, "{f} differs from trace.dat");
     }
+}
+
+#[test]
+fn latency_on_every_variant_matches_the_independent_computation() {
+    let dir = repo("tests/fixtures/tracedat");
+    let expected: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("report-raw.expected.json")).unwrap(),
+    )
+    .unwrap();
+    for f in ["trace.dat", "v6.dat", "v7-none.dat", "v7-zstd.dat"] {
+        common::assert_latency_matches(&dir.join(f), &expected);
+    }
+}
+
+/// The kernel printed this buffer as text (`trace.txt`) before trace-cmd extracted it
+/// (`trace.dat`): both readers must give the same events, typed the same way, with the same
+/// flags. The text has microseconds; the binary has nanoseconds.
+#[test]
+fn the_same_buffer_as_kernel_text_gives_the_same_typed_events() {
+    let v = repo("tests/fixtures/recorded/variants");
+    let (bin, _) = ours(&v.join("trace.dat"));
+    let (text, _) = ours(&v.join("trace.txt"));
+    assert_eq!(bin.rows.len(), text.rows.len());
+    assert_eq!(bin.rows.len(), 8_794);
+    let mut typed = 0;
+    let (mut to_hash, mut to_addr) = (HashMap::new(), HashMap::new());
+    for (i, (b, t)) in bin.rows.iter().zip(&text.rows).enumerate() {
+        let ctx = format!("event #{i}: {b:?}\n  text: {t:?}");
+        // The kernel rounds to the nearest microsecond when it prints.
+        assert_eq!((b.ts + 500) / 1000, t.ts / 1000, "{ctx}");
+        // The kernel prints a trace_marker write's `print` event as `tracing_mark_write: …`,
+        // which the text reader takes for the event name; the marker text is the same.
+        let (name, kind) = match (b.name.as_str(), t.name.as_str()) {
+            ("print", "tracing_mark_write") => (
+                t.name.clone(),
+                b.kind.replace("kind: Print", "kind: TracingMarkWrite"),
+            ),
+            _ => (b.name.clone(), b.kind.clone()),
+        };
+        assert_eq!((b.cpu, b.pid, &name), (t.cpu, t.pid, &t.name), "{ctx}");
+        assert_eq!(b.flags, t.flags, "{ctx}");
+        // The kernel's text hashes pointers (`%p`); the binary has the addresses. The same
+        // timer or work item must map to the same hash throughout.
+        let (bk, bp) = unpointer(&kind);
+        let (tk, tp) = unpointer(&t.kind);
+        assert_eq!(bk, tk, "{ctx}");
+        for (addr, hash) in bp.into_iter().zip(tp) {
+            assert_eq!(*to_hash.entry(addr).or_insert(hash), hash, "{ctx}");
+            assert_eq!(*to_addr.entry(hash).or_insert(addr), addr, "{ctx}");
+        }
+        typed += usize::from(b.kind != "Other");
+    }
+    // Scheduler, IRQ, softirq, hrtimer, vector and marker events: most of the trace.
+    assert!(typed > 7_000, "{typed} typed events");
+}
+
+/// A typed kind's text without its pointer values, and those values.
+fn unpointer(kind: &str) -> (String, Vec<u64>) {
+    static RE: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r"(hrtimer|work): (\d+)").unwrap());
+    let ptrs = RE
+        .captures_iter(kind)
+        .map(|c| c[2].parse().unwrap())
+        .collect();
+    (RE.replace_all(kind, "$1: _").into_owned(), ptrs)
+}
+
+#[test]
+fn lost_events_are_reported_where_the_pages_say() {
+    let (c, info) = ours(&repo("tests/fixtures/tracedat/lost.dat"));
+    // CPU 0's first page stores the count; CPU 1's only flags the loss (trace-cmd prints
+    // `CPU:0 [464950 EVENTS DROPPED]` and `CPU:1 [EVENTS DROPPED]`).
+    assert_eq!(c.lost, vec![(Some(0), Some(464_950)), (Some(1), None)]);
+    assert_eq!(info.lost_events, 464_950);
+    assert_eq!(info.lines.lost_markers, 2);
+    assert!(info
+        .warnings()
+        .iter()
+        .any(|w| w.contains("lost 464950 events")));
+}
+
+/// The recording's ground truth (tests/fixtures/tracedat/README.md): fifo_burst (SCHED_FIFO
+/// 90) spins 300 us on CPU 0 where cyclictest (FIFO 80) waits; cyclictest's worst wake-up is
+/// woken at 7769.647888916 and switched in at 7769.648169302; cyclictest said Max 284 us.
+#[test]
+fn explain_names_the_higher_priority_burst_in_a_trace_dat() {
+    let mut explain = Explain::new(ExplainOptions::default());
+    let input = Input::open(repo("tests/fixtures/tracedat/trace.dat").to_str().unwrap()).unwrap();
+    let info = read::read(input, &mut explain).unwrap();
+    let doc = explain.document(&info).json;
+    let worst = &doc["findings"][0];
+    assert_eq!(worst["task"]["pid"], 15_708);
+    assert_eq!(worst["root_cause"], "higher_priority");
+    assert_eq!(worst["wakeup_ts"].as_f64().unwrap(), 7769.647888916);
+    assert_eq!(worst["run_ts"].as_f64().unwrap(), 7769.648169302);
+    let burst = worst["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["kind"] == "higher_priority")
+        .unwrap();
+    assert_eq!(burst["culprit"], "fifo_burst-15705");
+    let latency = worst["latency_us"].as_f64().unwrap();
+    assert!((280.386..=284.0).contains(&latency), "{latency}");
 }

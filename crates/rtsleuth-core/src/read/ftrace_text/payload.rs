@@ -58,13 +58,13 @@ pub fn decode<'a>(name: &'a str, payload: &'a str) -> EventKind<'a> {
             hrtimer_ptr(payload).map(|hrtimer| EventKind::HrtimerCancel { hrtimer })
         }
         "ipi_raise" => Some(EventKind::IpiRaise {
-            reason: parenthesised(payload),
+            reason: ipi_reason(payload),
         }),
         "ipi_entry" => Some(EventKind::IpiEntry {
-            reason: parenthesised(payload),
+            reason: ipi_reason(payload),
         }),
         "ipi_exit" => Some(EventKind::IpiExit {
-            reason: parenthesised(payload),
+            reason: ipi_reason(payload),
         }),
         "irq_disable" => {
             caller(payload).map(|(caller, parent)| EventKind::IrqDisable { caller, parent })
@@ -281,11 +281,13 @@ fn migrate(p: &str) -> Option<EventKind<'_>> {
     })
 }
 
+/// The kernel prints `comm=`/`pid=` for the fields named `parent_comm`/`parent_pid`, which
+/// is what raw printers show.
 fn fork(p: &str) -> Option<EventKind<'_>> {
     let f = Fields::new(p);
     Some(EventKind::SchedProcessFork {
-        parent_comm: f.get("comm")?,
-        parent_pid: int(f.get("pid")?)?,
+        parent_comm: f.get("comm").or_else(|| f.get("parent_comm"))?,
+        parent_pid: int(f.get("pid").or_else(|| f.get("parent_pid"))?)?,
         child_comm: f.get("child_comm")?,
         child_pid: int(f.get("child_pid")?)?,
     })
@@ -312,21 +314,28 @@ fn irq_exit(p: &str) -> Option<EventKind<'_>> {
     let f = Fields::new(p);
     Some(EventKind::IrqHandlerExit {
         irq: uint(f.get("irq")?)?,
-        handled: f.get("ret") == Some("handled"),
+        // `ret=handled` as the kernel prints it, `ret=1` raw.
+        handled: matches!(f.get("ret"), Some("handled" | "1")),
     })
 }
 
-/// `vec=1 [action=TIMER]`: the bracket hides `action` from the field splitter.
+/// `vec=1 [action=TIMER]`: the bracket hides `action` from the field splitter. Raw printers
+/// give only `vec=1`; the names then come from the kernel's fixed softirq numbering.
 fn softirq(p: &str) -> Option<(u32, &str)> {
     let rest = p.strip_prefix("vec=")?;
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
     let vec = uint(&rest[..digits])?;
-    let action = rest
-        .split_once("action=")
-        .map(|(_, a)| a.trim_ascii_end().trim_end_matches(']'))
-        .unwrap_or("");
+    let action = match rest.split_once("action=") {
+        Some((_, a)) => a.trim_ascii_end().trim_end_matches(']'),
+        None => SOFTIRQ_NAMES.get(vec as usize).copied().unwrap_or(""),
+    };
     Some((vec, action))
 }
+
+/// `enum { HI_SOFTIRQ = 0, TIMER_SOFTIRQ, … }`, unchanged since 2.6.
+const SOFTIRQ_NAMES: [&str; 10] = [
+    "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU",
+];
 
 /// One pass over the fields (every timer interrupt prints several of these events, so a
 /// lookup per field would scan the payload four times).
@@ -381,8 +390,12 @@ fn irq_vector<'a>(name: &'a str, p: &'a str) -> Option<EventKind<'a>> {
         .map(|v| EventKind::IrqVectorExit(IrqVector { name: v, vector }))
 }
 
-/// `target_mask=… (Function call interrupts)` → `Function call interrupts`.
-fn parenthesised(p: &str) -> &str {
+/// `target_mask=… (Function call interrupts)` → `Function call interrupts`; raw printers give
+/// `reason=Function call interrupts`.
+fn ipi_reason(p: &str) -> &str {
+    if let Some((_, r)) = p.split_once("reason=") {
+        return r.trim_ascii();
+    }
     match (p.rfind('('), p.rfind(')')) {
         (Some(a), Some(b)) if a < b => &p[a + 1..b],
         _ => p.trim_ascii(),
@@ -394,10 +407,13 @@ fn caller(p: &str) -> Option<(&str, &str)> {
     Some((f.get("caller")?, f.get("parent").unwrap_or("")))
 }
 
-/// `work struct=0000… function=f workqueue=wq req_cpu=1 cpu=1` (newer kernels) or
-/// `work struct 0000…: function f` (older ones and execute_start/end).
+/// `work struct=0000… function=f workqueue=wq req_cpu=1 cpu=1` (newer kernels),
+/// `work struct 0000…: function f` (older ones and execute_start/end) or `work=0x… function=f`
+/// (raw printers).
 fn work(p: &str) -> Option<(u64, &str)> {
-    let rest = p.strip_prefix("work struct")?;
+    let rest = p
+        .strip_prefix("work struct")
+        .or_else(|| p.strip_prefix("work="))?;
     let rest = rest.trim_start_matches([' ', '=']);
     let end = rest.find([' ', ':']).unwrap_or(rest.len());
     let work = hex(&rest[..end])?;

@@ -118,7 +118,7 @@ mod tests {
             ("_stext", 0x10, Some(0x1000))
         );
         assert_eq!(
-            s.exact(0xffffffffc0100000),
+            exact(0xffffffffc0100000),
             Some("timer_callback [irq_noise]")
         );
         assert_eq!(s.lookup(0x10), None);

@@ -206,7 +206,7 @@ mod ring_buffer_missed {
 }
 
 /// What to do with the records of one event id, decided once.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Default)]
 struct Plan {
     /// The sink wants the event typed.
     typed: bool,
@@ -307,7 +307,7 @@ impl<'m> Decoder<'m> {
                 .unwrap_or("<...>"),
         };
         self.payload.clear();
-        let plan = self.plans[usize::from(id)];
+        let plan = &self.plans[usize::from(id)];
         if plan.text {
             render::payload(&mut self.payload, format, data, &self.cx);
         }
