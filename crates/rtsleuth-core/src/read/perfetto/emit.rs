@@ -72,7 +72,7 @@ impl Emitter {
         let (kind, payload) = if self.decode.wants(name) {
             payload::render(&p.body, &mut self.scratch);
             (
-                kind::kind(&p.body, &self.scratch.function),
+                kind::kind(&p.body, &self.scratch.function, &self.scratch.payload),
                 self.scratch.payload.as_str(),
             )
         } else {

@@ -47,12 +47,16 @@ pub fn name(body: &Body) -> &str {
     }
 }
 
-/// The typed decoding. `function` is the text standing for the body's kernel function (an
-/// address: Perfetto does not store the symbol unless asked to intern it, which this reader
-/// does not read).
-pub fn kind<'a>(body: &'a Body, function: &'a str) -> EventKind<'a> {
+/// The typed decoding, from the body and its rendering ([`super::payload::render`]).
+/// `function` is the text standing for the body's kernel function (an address: Perfetto does
+/// not store the symbol unless asked to intern it, which this reader does not read). A generic
+/// event (one Perfetto had no proto for, such as x86's `local_timer_entry`) is printed as its
+/// `name=value` fields, which is how ftrace prints most events, so the text reader's decoder
+/// types it.
+pub fn kind<'a>(body: &'a Body, function: &'a str, payload: &'a str) -> EventKind<'a> {
     let s = |o: &'a Option<String>| o.as_deref().unwrap_or("");
     match body {
+        Body::Generic(_) => crate::read::ftrace_text::payload::decode(name(body), payload),
         Body::SchedSwitch(e) => EventKind::SchedSwitch {
             prev_comm: s(&e.prev_comm),
             prev_pid: e.prev_pid.unwrap_or(0),

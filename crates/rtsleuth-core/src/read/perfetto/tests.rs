@@ -2,12 +2,12 @@
 //! which none of the real fixtures has), and the merge window on the real fixtures.
 
 use super::messages::{
-    Body, CompactSched, Data, FtraceEvent, FtraceEventBundle, Print, Process, ProcessTree,
-    TracePacket,
+    Body, CompactSched, Data, FtraceEvent, FtraceEventBundle, Generic, GenericField, GenericValue,
+    Print, Process, ProcessTree, TracePacket,
 };
 use super::order::Limits;
 use super::{read, read_with};
-use crate::event::{Event, EventKind, MarkerKind, TaskState};
+use crate::event::{Event, EventKind, IrqVector, MarkerKind, TaskState};
 use crate::input::Input;
 use crate::read::{EventSink, TraceInfo};
 use prost::Message;
@@ -142,6 +142,66 @@ fn compact_sched_becomes_full_events() {
         info.notes[0].contains("lost events (CPU 1 1x"),
         "{:?}",
         info.notes
+    );
+}
+
+/// Collects the typed decoding of every event.
+#[derive(Default)]
+struct Kinds(Vec<String>);
+
+impl EventSink for Kinds {
+    fn event(&mut self, e: &Event<'_>) {
+        self.0
+            .push(format!("{} {} {:?}", e.name, e.payload, e.kind));
+    }
+}
+
+#[test]
+fn generic_events_are_typed_like_the_text_traces() {
+    let field = |name: &str, value: GenericValue| GenericField {
+        name: Some(name.into()),
+        value: Some(value),
+    };
+    let generic = |ts, name: &str, fields| FtraceEvent {
+        timestamp: Some(ts),
+        pid: Some(0),
+        body: Some(Body::Generic(Generic {
+            event_name: Some(name.into()),
+            field: fields,
+        })),
+    };
+    let trace = packet(Data::FtraceEvents(FtraceEventBundle {
+        cpu: Some(2),
+        event: vec![
+            generic(
+                10,
+                "local_timer_entry",
+                vec![field("vector", GenericValue::Int(236))],
+            ),
+            generic(
+                20,
+                "my_driver_event",
+                vec![
+                    field("dev", GenericValue::Str("spi0".into())),
+                    field("len", GenericValue::Uint(64)),
+                ],
+            ),
+        ],
+        ..FtraceEventBundle::default()
+    }));
+    let input = Input::from_reader("synthetic", Box::new(std::io::Cursor::new(trace))).unwrap();
+    let mut sink = Kinds::default();
+    read(input, &mut sink).unwrap();
+    let vector = EventKind::IrqVectorEntry(IrqVector {
+        name: "local_timer",
+        vector: Some(236),
+    });
+    assert_eq!(
+        sink.0,
+        [
+            format!("local_timer_entry vector=236 {vector:?}"),
+            "my_driver_event dev=spi0 len=64 Other".to_string(),
+        ]
     );
 }
 
