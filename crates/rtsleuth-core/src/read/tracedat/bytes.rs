@@ -116,7 +116,9 @@ impl<'a> Cursor<'a> {
     pub fn cstr(&mut self, what: &str) -> Parsed<Cow<'a, str>> {
         let rest = &self.bytes[self.pos..];
         let len = memchr::memchr(0, rest).ok_or_else(|| {
-            self.fault(format!("{what}: string without its terminating NUL byte"))
+            self.fault(format!(
+                "{what}: the data ends before the string's terminating NUL: the file is truncated"
+            ))
         })?;
         self.pos += len + 1;
         Ok(String::from_utf8_lossy(&rest[..len]))

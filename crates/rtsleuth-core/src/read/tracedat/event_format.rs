@@ -160,7 +160,8 @@ fn spec_len(s: &str) -> usize {
     while i < b.len() && b"hlzjtL".contains(&b[i]) {
         i += 1;
     }
-    if i < b.len() {
+    // Only an ASCII letter ends a conversion; anything else (a damaged file) ends it early.
+    if i < b.len() && b[i].is_ascii_alphabetic() {
         i += 1;
         if b[i - 1] == b'p' && i < b.len() && b"sSfFBR".contains(&b[i]) {
             i += 1;
@@ -263,8 +264,10 @@ fn split_decl(decl: &str) -> Option<(&str, &str, Option<&str>)> {
     };
     let head = head.trim_end();
     let start = head
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .map_or(0, |i| i + 1);
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| !(c.is_ascii_alphanumeric() || c == '_'))
+        .map_or(0, |(i, c)| i + c.len_utf8());
     let name = &head[start..];
     if name.is_empty() {
         return None;
@@ -390,6 +393,7 @@ print fmt: \"prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s%s ==> next_comm
         assert_eq!(spec_len("%ps x"), 3);
         assert_eq!(spec_len("%llu"), 4);
         assert_eq!(spec_len("%p x"), 2);
+        assert_eq!(spec_len("%\u{fffd}d"), 1);
         assert_eq!(quoted_part(r#""a=%s \"q\"", REC->a"#), r#"a=%s \"q\""#);
         let c: Vec<_> = conversions("w=%*d %% f=%ps").collect();
         assert_eq!(c, vec!["*", "%*d", "%ps"]);

@@ -183,7 +183,10 @@ impl Metadata {
         if c.offset() != at {
             return Err(Fault::new(
                 at,
-                format!("{what} section is past the end of the file"),
+                format!(
+                    "the {what} section is past the end of the file ({} bytes): the file is truncated",
+                    bytes.len()
+                ),
             ));
         }
         c.u16("section id")?;

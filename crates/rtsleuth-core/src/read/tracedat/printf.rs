@@ -100,7 +100,7 @@ impl Spec {
             Length::Int => 0,
             _ => 1,
         };
-        spec.conv = *b.get(i)?;
+        spec.conv = *b.get(i).filter(|c| c.is_ascii_alphabetic())?;
         i += 1;
         if spec.conv == b'p' {
             if let Some(&e) = b.get(i).filter(|e| e.is_ascii_alphabetic()) {
@@ -287,5 +287,6 @@ mod tests {
         );
         assert_eq!(Spec::parse("%*d").unwrap().0.width, Some(usize::MAX));
         assert!(Spec::parse("%").is_none());
+        assert!(Spec::parse("%\u{fffd}").is_none());
     }
 }

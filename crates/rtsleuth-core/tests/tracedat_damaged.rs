@@ -1,0 +1,211 @@
+//! trace.dat files that are cut, corrupt or lie about themselves: every read ends in an error
+//! that names the file and the byte offset, or in the events that could be read plus a note
+//! saying what was skipped, never in a panic.
+
+use proptest::prelude::*;
+use rtsleuth_core::analyze::explain::{Explain, ExplainOptions};
+use rtsleuth_core::analyze::latency::{Latency, LatencyOptions};
+use rtsleuth_core::event::Event;
+use rtsleuth_core::input::Input;
+use rtsleuth_core::read::{self, Decode, EventSink, TraceInfo};
+use rtsleuth_core::Error;
+use std::path::Path;
+use std::sync::OnceLock;
+
+const NAME: &str = "damaged.dat";
+
+fn fixture(f: &str) -> Vec<u8> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/tracedat")
+        .join(f);
+    std::fs::read(p).unwrap()
+}
+
+/// The v7 zstd and v6 files of the same recording, read once.
+fn files() -> &'static [(&'static str, Vec<u8>)] {
+    static F: OnceLock<Vec<(&str, Vec<u8>)>> = OnceLock::new();
+    F.get_or_init(|| {
+        vec![
+            ("trace.dat", fixture("trace.dat")),
+            ("v6.dat", fixture("v6.dat")),
+        ]
+    })
+}
+
+#[derive(Default)]
+struct Count(u64);
+
+impl EventSink for Count {
+    fn event(&mut self, _: &Event<'_>) {
+        self.0 += 1;
+    }
+
+    fn decode(&self) -> Decode {
+        Decode::Everything
+    }
+}
+
+/// Reads `bytes` with the event counter and the analyses attached (so that every decoding
+/// path runs); any panic fails the test.
+fn read(bytes: Vec<u8>) -> Result<(u64, TraceInfo), Error> {
+    let input = Input::from_reader(NAME, Box::new(std::io::Cursor::new(bytes)))?;
+    let mut sink = (
+        Count::default(),
+        (
+            Latency::new(LatencyOptions::default()),
+            Explain::new(ExplainOptions::default()),
+        ),
+    );
+    let info = read::read(input, &mut sink)?;
+    let _ = sink.1 .0.document(&info);
+    let _ = sink.1 .1.document(&info);
+    Ok((sink.0 .0, info))
+}
+
+fn malformed_at(e: &Error) -> u64 {
+    match e {
+        Error::Malformed { path, offset, .. } => {
+            assert_eq!(path, NAME);
+            *offset
+        }
+        other => panic!("expected a Malformed error, got {other}"),
+    }
+}
+
+#[test]
+fn cut_anywhere_gives_an_error_with_the_offset_or_fewer_events_and_a_note() {
+    for (name, full) in files() {
+        let (all, _) = read(full.clone()).unwrap();
+        assert_eq!(all, 20_009, "{name}");
+        let mut cuts: Vec<usize> = (0..64).collect();
+        cuts.extend((1..200).map(|i| full.len() * i / 200));
+        cuts.push(full.len() - 1);
+        for cut in cuts {
+            match read(full[..cut].to_vec()) {
+                // A cut that spares every byte that is read (trailing padding) loses nothing.
+                Ok((n, _)) if n == all => {}
+                Ok((n, info)) => {
+                    assert!(n < all, "{name} cut at {cut}: {n} events");
+                    assert!(
+                        info.warnings()
+                            .iter()
+                            .any(|w| w.contains("truncated") || w.contains("damaged")),
+                        "{name} cut at {cut}: no note in {:?}",
+                        info.warnings()
+                    );
+                }
+                Err(Error::Empty { .. }) => assert_eq!(cut, 0),
+                Err(Error::NotATrace { .. }) => assert!(cut < 10, "{name} cut at {cut}"),
+                Err(e) => {
+                    let at = malformed_at(&e);
+                    let msg = e.to_string();
+                    // Either the structure that was cut, or a section the header points
+                    // to beyond the end.
+                    assert!(
+                        at <= cut as u64 || msg.contains("past the end"),
+                        "{name} cut at {cut}: {e}"
+                    );
+                    assert!(msg.contains("truncated"), "{name} cut at {cut}: {e}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn an_unknown_compression_is_named() {
+    let mut b = fixture("trace.dat");
+    let at = b.windows(5).position(|w| w == b"zstd\0").unwrap();
+    b[at..at + 4].copy_from_slice(b"lzma");
+    let e = read(b).unwrap_err();
+    assert_eq!(malformed_at(&e), at as u64);
+    assert!(e.to_string().contains("\"lzma\""), "{e}");
+}
+
+#[test]
+fn the_wrong_byte_order_is_an_error_not_garbage() {
+    for (name, full) in files() {
+        let mut b = full.clone();
+        b[12] ^= 1; // the endianness byte after the magic and "6\0"/"7\0"
+        let e = read(b).unwrap_err();
+        malformed_at(&e);
+        assert!(!e.to_string().is_empty(), "{name}");
+    }
+}
+
+/// The offset of CPU 0's first page in the v6 file (the flyrecord table follows
+/// `flyrecord\0`).
+fn first_page(b: &[u8]) -> usize {
+    let at = b.windows(10).position(|w| w == b"flyrecord\0").unwrap() + 10;
+    u64::from_le_bytes(b[at..at + 8].try_into().unwrap()) as usize
+}
+
+#[test]
+fn a_corrupt_page_is_skipped_with_its_offset() {
+    let mut b = fixture("v6.dat");
+    let page = first_page(&b);
+    b[page + 8..page + 16].copy_from_slice(&u64::MAX.to_le_bytes()[..8]);
+    b[page + 8 + 3] = 0x07; // commit: a data length larger than the page, no flag bits
+    let (n, info) = read(b).unwrap();
+    assert!(n < 20_009 && n > 19_000, "{n}");
+    let note = info
+        .warnings()
+        .into_iter()
+        .find(|w| w.contains("CPU 0"))
+        .unwrap();
+    assert!(note.contains(&format!("at byte {}", page + 8)), "{note}");
+}
+
+#[test]
+fn records_of_an_unknown_event_id_are_counted_and_skipped() {
+    let mut b = fixture("v6.dat");
+    let page = first_page(&b);
+    // Find the first data record (type_len 1..=28) and give it an id no format has.
+    let mut at = page + 16;
+    loop {
+        let w = u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+        match w & 0x1f {
+            1..=28 => break,
+            0 => panic!("unexpected long record first"),
+            _ => at += 8, // time extend / stamp
+        }
+    }
+    b[at + 4..at + 6].copy_from_slice(&0xfff0u16.to_le_bytes());
+    let (n, info) = read(b).unwrap();
+    assert_eq!(n, 20_008);
+    assert!(
+        info.warnings()
+            .iter()
+            .any(|w| w.contains("1 records of event id 65520")),
+        "{:?}",
+        info.warnings()
+    );
+}
+
+#[test]
+fn garbage_after_a_valid_header_is_an_error_at_its_offset() {
+    let full = fixture("v6.dat");
+    let mut b = full[..18].to_vec(); // magic, version, endian, long size, page size
+    b.extend((0..4000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8));
+    let e = read(b).unwrap_err();
+    assert!(malformed_at(&e) >= 18, "{e}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Random bytes overwritten anywhere in a real file: the read ends in an error or a
+    /// result, never a panic.
+    #[test]
+    fn random_damage_never_panics(which in 0usize..2, hits in prop::collection::vec((0.0f64..1.0, any::<u8>()), 1..16)) {
+        let mut b = files()[which].1.clone();
+        for (pos, byte) in hits {
+            let i = ((b.len() - 1) as f64 * pos) as usize;
+            b[i] = byte;
+        }
+        match read(b) {
+            Ok(_) => {}
+            Err(e) => prop_assert!(e.to_string().contains(NAME), "{}", e),
+        }
+    }
+}
