@@ -171,7 +171,13 @@ impl Reader {
             .map_err(|e| malformed(&self.path, offset, format!("FtraceEventBundle: {e}")))?;
         self.unknown_events += expanded.unknown;
         if lost {
-            let at = expanded.events.first().map_or(0, |p| p.ts);
+            // Before the bundle's first event; an empty bundle's loss is where its CPU was.
+            let at = expanded
+                .events
+                .first()
+                .map(|p| p.ts)
+                .or_else(|| self.merger.last_ts(seq, cpu))
+                .unwrap_or(0);
             self.merger.push(seq, cpu, at, Record::Lost);
         }
         for p in expanded.events {

@@ -95,6 +95,13 @@ impl<T> Merger<T> {
         self.queued += 1;
     }
 
+    /// The latest time stream (`seq`, `cpu`) delivered, if it has delivered anything.
+    pub fn last_ts(&self, seq: u32, cpu: u32) -> Option<u64> {
+        self.index
+            .get(&(seq, cpu))
+            .map(|&i| self.streams[i].last_ts)
+    }
+
     /// The earliest item, if it is certain that nothing earlier can still arrive (or too much
     /// is waiting): `(ts, cpu, item)`.
     pub fn pop_ready(&mut self) -> Option<(u64, u32, T)> {
