@@ -11,6 +11,8 @@ pub struct Pending {
     /// The running task; for compact events, the task the CPU last switched to (-1 unknown).
     pub pid: i32,
     pub body: Body,
+    /// The name of the body's kernel function, when the trace interned it.
+    pub symbol: Option<String>,
 }
 
 /// The task a CPU (of one writer sequence) last switched to, which is what a compact switch
@@ -45,7 +47,11 @@ pub struct Expanded {
 /// The bundle's events and compact rows merged by time. Ties keep the order regular events,
 /// compact switches, compact wakings (the sort is stable), so the result is the same however
 /// often it is computed.
-pub fn expand(bundle: FtraceEventBundle, running: &mut Running) -> Result<Expanded, CompactError> {
+pub fn expand(
+    bundle: FtraceEventBundle,
+    running: &mut Running,
+    symbol: impl Fn(u64) -> Option<String>,
+) -> Result<Expanded, CompactError> {
     enum Entry {
         Regular(u64, i32, Body),
         Compact(Row),
@@ -77,7 +83,13 @@ pub fn expand(bundle: FtraceEventBundle, running: &mut Running) -> Result<Expand
                 if let Body::SchedSwitch(s) = &body {
                     switched_to(running, s);
                 }
-                Pending { ts, pid, body }
+                let symbol = body.function().and_then(&symbol);
+                Pending {
+                    ts,
+                    pid,
+                    body,
+                    symbol,
+                }
             }
             Entry::Compact(row) => compact_event(row, running),
         })
@@ -114,6 +126,7 @@ fn compact_event(row: Row, running: &mut Running) -> Pending {
             Pending {
                 ts,
                 pid: prev.pid,
+                symbol: None,
                 body: Body::SchedSwitch(SchedSwitch {
                     prev_comm: Some(prev.comm),
                     prev_pid: Some(prev.pid),
@@ -134,6 +147,7 @@ fn compact_event(row: Row, running: &mut Running) -> Pending {
         } => Pending {
             ts,
             pid: running.pid,
+            symbol: None,
             body: Body::SchedWaking(SchedWakeup {
                 comm: Some(comm),
                 pid: Some(pid),

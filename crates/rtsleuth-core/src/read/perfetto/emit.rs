@@ -70,7 +70,7 @@ impl Emitter {
         self.names.learn(&p.body);
         let name = kind::name(&p.body);
         let (kind, payload) = if self.decode.wants(name) {
-            payload::render(&p.body, &mut self.scratch);
+            payload::render(&p.body, p.symbol.as_deref(), &mut self.scratch);
             (
                 kind::kind(&p.body, &self.scratch.function, &self.scratch.payload),
                 self.scratch.payload.as_str(),

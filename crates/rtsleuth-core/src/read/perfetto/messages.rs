@@ -21,6 +21,15 @@ pub struct TracePacket {
     /// packet of every sequence).
     #[prost(uint32, optional, tag = "42")]
     pub previous_packet_dropped: Option<u32>,
+    /// New entries of the sequence's interning tables.
+    #[prost(message, optional, tag = "12")]
+    pub interned_data: Option<InternedData>,
+    /// Bit 0 (SEQ_INCREMENTAL_STATE_CLEARED): the sequence's interning tables start afresh.
+    #[prost(uint32, optional, tag = "13")]
+    pub sequence_flags: Option<u32>,
+    /// The same, as older Perfetto versions write it.
+    #[prost(bool, optional, tag = "41")]
+    pub incremental_state_cleared: Option<bool>,
     #[prost(oneof = "Data", tags = "1, 2, 34, 50")]
     pub data: Option<Data>,
 }
@@ -39,6 +48,22 @@ pub enum Data {
     /// Deflate-compressed packets (`--compress`); not read, only reported.
     #[prost(bytes = "vec", tag = "50")]
     CompressedPackets(Vec<u8>),
+}
+
+#[derive(Clone, PartialEq, Message)]
+pub struct InternedData {
+    /// Kernel function names (`FtraceConfig.symbolize_ksyms`), by the index ftrace events
+    /// carry in their function fields.
+    #[prost(message, repeated, tag = "26")]
+    pub kernel_symbols: Vec<InternedString>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+pub struct InternedString {
+    #[prost(uint64, optional, tag = "1")]
+    pub iid: Option<u64>,
+    #[prost(bytes = "vec", optional, tag = "2")]
+    pub str: Option<Vec<u8>>,
 }
 
 /// The events read from one CPU's kernel ring buffer in one go, in time order.
@@ -101,6 +126,21 @@ pub struct FtraceEvent {
         tags = "3, 4, 11, 13, 17, 18, 20, 21, 22, 23, 24, 25, 26, 36, 37, 56, 57, 58, 59, 113, 114, 235, 236, 237, 238, 239, 240, 326, 327, 329, 330, 353, 408, 491, 551, 552, 553, 554"
     )]
     pub body: Option<Body>,
+}
+
+impl Body {
+    /// The kernel function the event names: an address, or with `symbolize_ksyms` an index
+    /// into the sequence's interned `kernel_symbols`.
+    pub fn function(&self) -> Option<u64> {
+        match self {
+            Body::HrtimerStart(e) => e.function,
+            Body::HrtimerExpireEntry(e) => e.function,
+            Body::WorkqueueQueueWork(e) => e.function,
+            Body::WorkqueueExecuteStart(e) | Body::WorkqueueExecuteEnd(e) => e.function,
+            Body::SchedBlockedReason(e) => e.caller,
+            _ => None,
+        }
+    }
 }
 
 /// The ftrace events the reader names. Perfetto knows hundreds more; those arrive without a

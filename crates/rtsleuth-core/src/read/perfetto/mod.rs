@@ -2,7 +2,8 @@
 //!
 //! The trace is read one `TracePacket` at a time ([`packets`]). Ftrace bundles become events
 //! ([`bundle`], with `CompactSched` columns unpacked by [`compact`]); process trees name tasks
-//! ([`tasks`]); ring-buffer stats count lost events ([`ftrace_stats`]). Bundles of different
+//! ([`tasks`], found first by [`prescan`] in a plain file); interned kernel symbols name
+//! functions ([`symbols`]); ring-buffer stats count lost events ([`ftrace_stats`]). Bundles of different
 //! CPUs and data sources interleave, so events pass through a bounded merge ([`order`]) before
 //! [`emit`] names, decodes and hands them to the sink. Memory is bounded by the merge window,
 //! not by the trace.
@@ -17,6 +18,7 @@ mod order;
 mod packets;
 mod payload;
 mod prescan;
+mod symbols;
 mod tasks;
 #[cfg(test)]
 mod tests;
@@ -103,6 +105,7 @@ struct Reader {
     /// The task each (sequence, CPU) last switched to.
     running: HashMap<(u32, u32), Running>,
     emitter: Emitter,
+    symbols: symbols::Symbols,
     /// The process trees were found before reading ([`prescan`]); skip them when met again.
     trees_known: bool,
     counters: ftrace_stats::RingCounters,
@@ -120,6 +123,7 @@ impl Reader {
             merger: order::Merger::new(window),
             running: HashMap::new(),
             emitter: Emitter::new(sink.decode()),
+            symbols: symbols::Symbols::default(),
             trees_known: false,
             counters: ftrace_stats::RingCounters::default(),
             sequences: HashSet::new(),
@@ -144,6 +148,10 @@ impl Reader {
         // The first packet of every sequence says "dropped" too; only a later one means loss.
         let first_of_sequence = self.sequences.insert(seq);
         let dropped = packet.previous_packet_dropped.unwrap_or(0) != 0 && !first_of_sequence;
+        let cleared = packet.sequence_flags.unwrap_or(0) & 1 != 0
+            || packet.incremental_state_cleared == Some(true);
+        self.symbols
+            .packet(seq, cleared, packet.interned_data.as_ref());
         match packet.data {
             Some(Data::FtraceEvents(b)) => self.bundle(seq, b, dropped, offset)?,
             Some(Data::ProcessTree(t)) if !self.trees_known => {
@@ -167,8 +175,10 @@ impl Reader {
             self.clocks.insert(clock);
         }
         let running = self.running.entry((seq, cpu)).or_default();
-        let expanded = bundle::expand(b, running)
-            .map_err(|e| malformed(&self.path, offset, format!("FtraceEventBundle: {e}")))?;
+        let symbols = &self.symbols;
+        let expanded =
+            bundle::expand(b, running, |id| symbols.name(seq, id).map(str::to_string))
+                .map_err(|e| malformed(&self.path, offset, format!("FtraceEventBundle: {e}")))?;
         self.unknown_events += expanded.unknown;
         if lost {
             // Before the bundle's first event; an empty bundle's loss is where its CPU was.

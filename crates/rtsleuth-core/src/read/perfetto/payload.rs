@@ -2,8 +2,8 @@
 //! formats), so [`crate::event::Event::fields`] and every text consumer see the same payload
 //! whichever format the trace came in.
 //!
-//! Kernel functions are printed as addresses (`0xffffffc0101a2b3c`) and kernel pointers as 16
-//! hex digits, since Perfetto keeps the numbers, not the symbols.
+//! Kernel functions are printed by name when the trace interned their symbols, as addresses
+//! (`0xffffffc0101a2b3c`) otherwise; kernel pointers as 16 hex digits.
 
 use super::kind::{line, softirq_action};
 use super::messages::{Body, GenericValue};
@@ -16,12 +16,17 @@ pub struct Scratch {
     pub function: String,
 }
 
-/// Renders `body` into `out` (both strings are overwritten).
-pub fn render(body: &Body, out: &mut Scratch) {
+/// Renders `body` into `out` (both strings are overwritten). `symbol` is the name of the
+/// body's kernel function when the trace interned it; otherwise its address is printed.
+pub fn render(body: &Body, symbol: Option<&str>, out: &mut Scratch) {
     out.payload.clear();
     out.function.clear();
-    if let Some(f) = function(body) {
-        let _ = write!(out.function, "{f:#x}");
+    match (symbol, body.function()) {
+        (Some(name), _) => out.function.push_str(name),
+        (None, Some(f)) => {
+            let _ = write!(out.function, "{f:#x}");
+        }
+        (None, None) => {}
     }
     let (p, f) = (&mut out.payload, out.function.as_str());
     // Writing to a String cannot fail.
@@ -92,10 +97,9 @@ pub fn render(body: &Body, out: &mut Scratch) {
         ),
         Body::SchedBlockedReason(e) => write!(
             p,
-            "pid={} iowait={} caller={:#x}",
+            "pid={} iowait={} caller={f}",
             i(e.pid),
-            e.io_wait.unwrap_or(0),
-            e.caller.unwrap_or(0)
+            e.io_wait.unwrap_or(0)
         ),
         Body::CpuFrequency(e) | Body::CpuIdle(e) => write!(
             p,
@@ -220,17 +224,6 @@ fn s(o: &Option<String>) -> &str {
 
 fn i(o: Option<i32>) -> i32 {
     o.unwrap_or(0)
-}
-
-/// The kernel function a body names, if it names one.
-fn function(body: &Body) -> Option<u64> {
-    match body {
-        Body::HrtimerStart(e) => e.function,
-        Body::HrtimerExpireEntry(e) => e.function,
-        Body::WorkqueueQueueWork(e) => e.function,
-        Body::WorkqueueExecuteStart(e) | Body::WorkqueueExecuteEnd(e) => e.function,
-        _ => None,
-    }
 }
 
 /// `prev_state` as the kernel (4.14 and later) prints it: the letters of the set bits joined

@@ -1,9 +1,10 @@
 //! The reader end to end on traces encoded here with the reader's own messages (CompactSched,
-//! which none of the real fixtures has), and the merge window on the real fixtures.
+//! generic events, interned kernel symbols: none of the real fixtures has them), and the merge
+//! window on the real fixtures.
 
 use super::messages::{
     Body, CompactSched, Data, FtraceEvent, FtraceEventBundle, Generic, GenericField, GenericValue,
-    Print, Process, ProcessTree, TracePacket,
+    HrtimerStart, InternedData, InternedString, Print, Process, ProcessTree, TracePacket,
 };
 use super::order::Limits;
 use super::{read, read_with};
@@ -42,13 +43,15 @@ impl EventSink for Lines {
 }
 
 fn packet(data: Data) -> Vec<u8> {
-    let p = TracePacket {
-        timestamp: None,
+    encode(TracePacket {
         trusted_packet_sequence_id: Some(7),
-        previous_packet_dropped: None,
         data: Some(data),
-    };
-    // The `Trace` framing: field 1, length-delimited.
+        ..TracePacket::default()
+    })
+}
+
+/// A packet in the `Trace` framing: field 1, length-delimited.
+fn encode(p: TracePacket) -> Vec<u8> {
     let mut out = vec![0x0a];
     p.encode_length_delimited(&mut out).unwrap();
     out
@@ -201,6 +204,80 @@ fn generic_events_are_typed_like_the_text_traces() {
         [
             format!("local_timer_entry vector=236 {vector:?}"),
             "my_driver_event dev=spi0 len=64 Other".to_string(),
+        ]
+    );
+}
+
+#[test]
+fn interned_kernel_symbols_name_functions() {
+    let start = |ts, function| FtraceEvent {
+        timestamp: Some(ts),
+        pid: Some(42),
+        body: Some(Body::HrtimerStart(HrtimerStart {
+            hrtimer: Some(0xffff_8880_1234_5678),
+            function: Some(function),
+            expires: Some(5000),
+            softexpires: Some(4950),
+            mode: Some(0),
+        })),
+    };
+    let bundle = |events| {
+        Some(Data::FtraceEvents(FtraceEventBundle {
+            cpu: Some(0),
+            event: events,
+            ..FtraceEventBundle::default()
+        }))
+    };
+    let symbols = InternedData {
+        kernel_symbols: vec![InternedString {
+            iid: Some(1),
+            str: Some(b"hrtimer_wakeup".to_vec()),
+        }],
+    };
+    let trace = [
+        encode(TracePacket {
+            trusted_packet_sequence_id: Some(3),
+            sequence_flags: Some(1),
+            interned_data: Some(symbols),
+            data: bundle(vec![start(100, 1), start(200, 0xffff_ffff_8100_0000)]),
+            ..TracePacket::default()
+        }),
+        // A cleared state forgets the table: index 1 is no longer known.
+        encode(TracePacket {
+            trusted_packet_sequence_id: Some(3),
+            sequence_flags: Some(1),
+            data: bundle(vec![start(300, 1)]),
+            ..TracePacket::default()
+        }),
+    ]
+    .concat();
+    let input = Input::from_reader("synthetic", Box::new(std::io::Cursor::new(trace))).unwrap();
+    let mut sink = Kinds::default();
+    read(input, &mut sink).unwrap();
+    let payload = |f: &str| {
+        format!("hrtimer_start hrtimer=ffff888012345678 function={f} expires=5000 softexpires=4950 mode=ABS")
+    };
+    let kind = |f| {
+        format!(
+            "{:?}",
+            EventKind::HrtimerStart {
+                hrtimer: 0xffff_8880_1234_5678,
+                function: f,
+                expires: 5000,
+                softexpires: 4950
+            }
+        )
+    };
+    assert_eq!(
+        sink.0,
+        [
+            format!("{} {}", payload("hrtimer_wakeup"), kind("hrtimer_wakeup")),
+            format!(
+                "{} {}",
+                payload("0xffffffff81000000"),
+                kind("0xffffffff81000000")
+            ),
+            format!("{} {}", payload("0x1"), kind("0x1")),
         ]
     );
 }

@@ -1,0 +1,36 @@
+//! Kernel function names interned per writer sequence. With `FtraceConfig.symbolize_ksyms`
+//! Perfetto replaces the function fields of ftrace events (`hrtimer_start.function`,
+//! `workqueue_execute_start.function`…) by an index into a table it writes in the same
+//! sequence, so the symbol the kernel would print can be recovered; without it the fields are
+//! addresses, which no table holds.
+
+use super::messages::InternedData;
+use std::collections::HashMap;
+
+#[derive(Default)]
+pub struct Symbols {
+    tables: HashMap<u32, HashMap<u64, String>>,
+}
+
+impl Symbols {
+    /// Takes what a packet of sequence `seq` says about its tables: `cleared` starts them
+    /// afresh, `interned` adds entries.
+    pub fn packet(&mut self, seq: u32, cleared: bool, interned: Option<&InternedData>) {
+        if cleared {
+            self.tables.remove(&seq);
+        }
+        let Some(interned) = interned.filter(|i| !i.kernel_symbols.is_empty()) else {
+            return;
+        };
+        let table = self.tables.entry(seq).or_default();
+        for s in &interned.kernel_symbols {
+            if let (Some(iid), Some(name)) = (s.iid, &s.str) {
+                table.insert(iid, String::from_utf8_lossy(name).into_owned());
+            }
+        }
+    }
+
+    pub fn name(&self, seq: u32, id: u64) -> Option<&str> {
+        self.tables.get(&seq)?.get(&id).map(String::as_str)
+    }
+}
