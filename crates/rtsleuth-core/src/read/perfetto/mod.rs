@@ -1,11 +1,11 @@
 //! The Perfetto protobuf reader: the ftrace data of a `.perfetto-trace` / `.pftrace`.
 //!
-//! The trace is read one `TracePacket` at a time ([`packets`]). Ftrace bundles become events
-//! ([`bundle`], with `CompactSched` columns unpacked by [`compact`]); process trees name tasks
-//! ([`tasks`], found first by [`prescan`] in a plain file); interned kernel symbols name
-//! functions ([`symbols`]); ring-buffer stats count lost events ([`ftrace_stats`]). Bundles of different
-//! CPUs and data sources interleave, so events pass through a bounded merge ([`order`]) before
-//! [`emit`] names, decodes and hands them to the sink. Memory is bounded by the merge window,
+//! The trace is read one `TracePacket` at a time (`packets`). Ftrace bundles become events
+//! (`bundle`, with `CompactSched` columns unpacked by `compact`); process trees name tasks
+//! (`tasks`, found first by `prescan` in a plain file); interned kernel symbols name
+//! functions (`symbols`); ring-buffer stats count lost events (`ftrace_stats`). Bundles of different
+//! CPUs and data sources interleave, so events pass through a bounded merge (`order`) before
+//! `emit` names, decodes and hands them to the sink. Memory is bounded by the merge window,
 //! not by the trace.
 
 mod bundle;
