@@ -81,9 +81,12 @@ fn ours(path: &Path) -> (Collect, TraceInfo) {
     (c, info)
 }
 
+/// (ts, cpu, pid, comm, name, payload) of one `trace-cmd report` line.
+type PeerRow = (u64, u32, i32, String, String, String);
+
 /// `trace-cmd report -t [-R]` lines as (ts, cpu, pid, comm, name, payload); `None` when
 /// trace-cmd is not installed (outside CI).
-fn peer(path: &Path, raw: bool) -> Option<Vec<(u64, u32, i32, String, String, String)>> {
+fn peer(path: &Path, raw: bool) -> Option<Vec<PeerRow>> {
     let mut cmd = Command::new("trace-cmd");
     cmd.args(["report", "-t"]);
     if raw {
@@ -178,7 +181,7 @@ fn assert_parity(path: &Path) -> usize {
             first_line(&r.payload),
         );
         let same_fields = mine.5 == want.5 || symbols_for_addresses(&mine.5, &want.5, &pretty[i].5);
-        let head = |m: &(u64, u32, i32, String, String, String)| (m.0, m.1, m.4.clone());
+        let head = |m: &PeerRow| (m.0, m.1, m.4.clone());
         // trace-cmd's raw mode learns no names from sched_switch; rtsleuth always does.
         let same_comm = mine.3 == want.3 || want.3 == "<...>";
         if head(&mine) != head(want) || mine.2 != want.2 || !same_comm || !same_fields {

@@ -53,7 +53,7 @@ impl PageLayout {
     }
 }
 
-/// `	field: local_t commit;	offset:8;	size:8;	signed:1;` → ("commit", 8, 8).
+/// `field: local_t commit; offset:8; size:8; signed:1;` (tab-separated) → ("commit", 8, 8).
 fn field(line: &str) -> Option<(&str, usize, usize)> {
     let mut parts = line.split(';');
     let decl = parts.next()?.trim().strip_prefix("field:")?;

@@ -187,7 +187,7 @@ fn quoted_part(p: &str) -> &str {
     rest
 }
 
-/// `field:unsigned char prev_comm[16];	offset:8;	size:16;	signed:0;`
+/// `field:unsigned char prev_comm[16]; offset:8; size:16; signed:0;` (tab-separated)
 fn parse_field(line: &str, long_size: usize) -> Option<Field> {
     let mut decl = "";
     let (mut offset, mut size, mut signed) = (None, None, false);
@@ -224,7 +224,7 @@ fn parse_field(line: &str, long_size: usize) -> Option<Field> {
         match dim.parse::<usize>() {
             Ok(_) if string => FieldKind::CharArray,
             Ok(n) => FieldKind::Number {
-                elem: if n > 0 { size / n } else { elem },
+                elem: size.checked_div(n).unwrap_or(elem),
                 count: n,
             },
             // `type name[SOME_MACRO]`: only the size is known.

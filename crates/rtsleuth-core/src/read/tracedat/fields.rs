@@ -5,18 +5,23 @@ use crate::ring_buffer::Endian;
 
 /// The bytes a field holds in `data`, following `__data_loc`/`__rel_loc` indirections.
 pub fn bytes<'d>(f: &Field, data: &'d [u8], e: Endian) -> Option<&'d [u8]> {
-    match f.kind {
+    bytes_at(f.kind, f.offset, f.size, data, e)
+}
+
+/// [`bytes`] for a field known by its kind, offset and size.
+pub fn bytes_at(kind: FieldKind, offset: usize, size: usize, data: &[u8], e: Endian) -> Option<&[u8]> {
+    match kind {
         FieldKind::DataLoc { .. } | FieldKind::RelLoc { .. } => {
-            let loc = e.uint(data.get(f.offset..)?, 4)?;
+            let loc = e.uint(data.get(offset..)?, 4)?;
             let (off, len) = ((loc & 0xffff) as usize, (loc >> 16) as usize);
-            let base = match f.kind {
-                FieldKind::RelLoc { .. } => f.offset + f.size,
+            let base = match kind {
+                FieldKind::RelLoc { .. } => offset + size,
                 _ => 0,
             };
             data.get(base + off..base + off + len)
         }
-        FieldKind::Tail { .. } => data.get(f.offset..),
-        _ => data.get(f.offset..f.offset + f.size),
+        FieldKind::Tail { .. } => data.get(offset..),
+        _ => data.get(offset..offset + size),
     }
 }
 

@@ -166,7 +166,7 @@ impl Spec {
             out.push_str(body);
         } else if self.left {
             out.push_str(body);
-            out.extend(std::iter::repeat_n(' ', fill));
+            out.extend((0..fill).map(|_| ' '));
         } else if self.zero && self.conv != b's' {
             // Zeros go after a sign or 0x prefix.
             let mut split = usize::from(body.starts_with(['-', '+', ' ']));
@@ -174,10 +174,10 @@ impl Spec {
                 split += 2;
             }
             out.push_str(&body[..split]);
-            out.extend(std::iter::repeat_n('0', fill));
+            out.extend((0..fill).map(|_| '0'));
             out.push_str(&body[split..]);
         } else {
-            out.extend(std::iter::repeat_n(' ', fill));
+            out.extend((0..fill).map(|_| ' '));
             out.push_str(body);
         }
     }

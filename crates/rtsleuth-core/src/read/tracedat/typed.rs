@@ -2,23 +2,32 @@
 //! trace and every analysis needs them, so printing them to text only to parse the text back
 //! would cost most of the reading time.
 
-use super::event_format::{EventFormat, Field};
+use super::event_format::{EventFormat, FieldKind};
 use super::fields;
 use crate::event::{EventKind, TaskState};
 use crate::ring_buffer::Endian;
 
 /// A field the typing reads: offsets for numbers, and for text whether it is inline
 /// (`char comm[16]`) or behind a `__data_loc` (newer kernels' `sched_migrate_task`).
-#[derive(Debug, Clone)]
-pub struct Slot(Field);
+#[derive(Debug, Clone, Copy)]
+pub struct Slot {
+    offset: usize,
+    size: usize,
+    kind: FieldKind,
+}
 
 impl Slot {
     fn of(f: &EventFormat, name: &str) -> Option<Slot> {
-        f.field(name).cloned().map(Slot)
+        let field = f.field(name)?;
+        Some(Slot {
+            offset: field.offset,
+            size: field.size,
+            kind: field.kind,
+        })
     }
 
     fn int(&self, data: &[u8], e: Endian) -> Option<i64> {
-        e.int(data.get(self.0.offset..)?, self.0.size)
+        e.int(data.get(self.offset..)?, self.size)
     }
 
     fn i32(&self, data: &[u8], e: Endian) -> Option<i32> {
@@ -26,7 +35,7 @@ impl Slot {
     }
 
     fn text<'a>(&self, data: &'a [u8], e: Endian) -> Option<&'a str> {
-        fields::c_str(fields::bytes(&self.0, data, e)?).ok()
+        fields::c_str(fields::bytes_at(self.kind, self.offset, self.size, data, e)?).ok()
     }
 }
 
