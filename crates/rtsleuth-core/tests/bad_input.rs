@@ -268,53 +268,19 @@ fn only_comments() {
     assert!(msg.contains("none of its 12 lines"), "{msg}");
 }
 
+/// A gzip-compressed trace.dat is unwrapped and read like the plain file (the trace.dat
+/// reader's own tests are in tracedat.rs and tracedat_damaged.rs).
 #[test]
-fn trace_dat_is_unsupported_with_a_hint() {
-    let path = variant("trace.dat");
-    let input = Input::open(path.to_str().unwrap()).unwrap();
-    assert_eq!(input.format, Format::TraceDat);
-    let err = read::read(input, &mut NullSink).unwrap_err();
-    let hint = assert_unsupported(&err, &path, "trace-cmd trace.dat");
-    assert!(hint.contains("trace-cmd report"), "{hint}");
-    let msg = message(&err, &path);
-    assert!(
-        msg.contains("trace-cmd trace.dat") && msg.contains("trace-cmd report"),
-        "{msg}"
-    );
-}
-
-#[test]
-fn compressed_trace_dat_is_unsupported() {
+fn compressed_trace_dat_reads_like_the_plain_file() {
     let dir = tempfile::tempdir().unwrap();
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     e.write_all(&std::fs::read(variant("trace.dat")).unwrap())
         .unwrap();
-    let (path, r) = read_bytes_as_file(&dir, "trace.dat.gz", &e.finish().unwrap());
-    assert_unsupported(&r.unwrap_err(), &path, "trace-cmd trace.dat");
-}
-
-#[test]
-fn perfetto_is_unsupported() {
-    for rel in [
-        "ms-perf-tools-linux-android/TestData/Perfetto/test_trace.perfetto-trace",
-        "ms-perf-tools-linux-android/TestData/Perfetto/perfetto_trace_cpu_sampling_not_scoped.pftrace",
-        "ms-perf-tools-linux-android/TestData/Perfetto/perfetto_android12_cpuschedstack.pftrace",
-    ] {
-        let Some(path) = realworld(rel) else { return };
-        let hint = assert_unsupported(&read_path(&path).unwrap_err(), &path, "Perfetto protobuf");
-        assert!(hint.contains("traceconv"), "{hint}");
-    }
-}
-
-#[test]
-fn trace_dat_from_realworld_is_unsupported() {
-    for rel in [
-        "trappy/tests/trace.dat",
-        "lisa/tests/assets/sched_load/trace.dat",
-    ] {
-        let Some(path) = realworld(rel) else { return };
-        assert_unsupported(&read_path(&path).unwrap_err(), &path, "trace-cmd trace.dat");
-    }
+    let (_, r) = read_bytes_as_file(&dir, "trace.dat.gz", &e.finish().unwrap());
+    let info = r.unwrap();
+    assert_eq!(info.format, Format::TraceDat);
+    assert_eq!(info.events, 8_794);
+    assert_eq!(info.cpus, vec![0, 1]);
 }
 
 /// A function_graph sample from the kernel's Documentation/trace/ftrace.rst.

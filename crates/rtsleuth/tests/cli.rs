@@ -272,13 +272,17 @@ fn bad_inputs_fail_with_one_line() {
     let cut = dir.path().join("cut.txt.gz");
     let gz = std::fs::read(repo_root().join(TRACE).with_extension("txt.gz")).unwrap();
     std::fs::write(&cut, &gz[..gz.len() / 2]).unwrap();
+    // A v6 trace.dat cut inside its page header format (which starts at byte 38).
+    let cut_dat = dir.path().join("cut.dat");
+    let dat = std::fs::read(repo_root().join("tests/fixtures/tracedat/v6.dat")).unwrap();
+    std::fs::write(&cut_dat, &dat[..200]).unwrap();
 
     let s = |p: &Path| p.to_str().unwrap().to_string();
     let dir_path = s(dir.path());
     let cases: Vec<(String, &str)> = vec![
         (
-            "tests/fixtures/recorded/variants/trace.dat".into(),
-            "this is trace-cmd trace.dat",
+            s(&cut_dat),
+            "malformed at byte 38: header_page needs 205 bytes but the data ends after 162: the file is truncated",
         ),
         (
             "tests/fixtures/recorded/variants/README.md".into(),
@@ -332,15 +336,24 @@ fn error_message_does_not_repeat_its_cause() {
 fn stdin_errors_name_stdin() {
     let out = with_stdin(
         &["stats", "-"],
-        "tests/fixtures/recorded/variants/trace.dat",
+        "tests/fixtures/recorded/variants/README.md",
     );
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
     assert!(
-        stderr.starts_with("rtsleuth: <stdin>: this is trace-cmd trace.dat"),
+        stderr.starts_with("rtsleuth: <stdin>: not a trace rtsleuth knows"),
         "{stderr:?}"
     );
+}
+
+#[test]
+fn trace_dat_from_stdin_reads_like_the_file() {
+    let out = with_stdin(&["stats", "-"], "tests/fixtures/tracedat/trace.dat");
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("trace-cmd trace.dat"), "{text}");
+    assert!(text.contains("Events        20009"), "{text}");
 }
 
 #[test]

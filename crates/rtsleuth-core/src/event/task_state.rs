@@ -80,10 +80,6 @@ impl TaskState {
             n if n & 2 != 0 => TaskState::Uninterruptible,
             n if n & 0xc != 0 => TaskState::Stopped,
             n if n & 0x30 != 0 => TaskState::Dead,
-            n if n & 0x40 != 0 && n < 0x80 => TaskState::Parked,
-            // TASK_REPORT_IDLE since 4.14 (before, 0x80 was the wakekill bit, which came
-            // with D and is caught above).
-            n if n & 0x80 != 0 && n < 0x100 => TaskState::Idle,
             n if n >= 0x100 => TaskState::Preempted,
             _ => TaskState::Unknown,
         }

@@ -122,8 +122,16 @@ impl RecordCursor {
     }
 
     /// The next data record, skipping padding and applying time extends; `Ok(None)` at the
-    /// end of the page.
+    /// end of the page. After an error the rest of the page is skipped.
     pub fn next<'a>(&mut self, page: &Page<'a>) -> Result<Option<Record<'a>>, PageError> {
+        let r = self.step(page);
+        if r.is_err() {
+            self.pos = page.data.len();
+        }
+        r
+    }
+
+    fn step<'a>(&mut self, page: &Page<'a>) -> Result<Option<Record<'a>>, PageError> {
         let data = page.data;
         let e = page.endian;
         loop {
@@ -234,8 +242,8 @@ mod tests {
             0xbbbb, // 8-byte record at +100
             hdr(TYPE_TIME_EXTEND, 5),
             1,                    // +(1<<27)+5
-            hdr(TYPE_PADDING, 1), // discarded record: 4 more bytes
-            4,
+            hdr(TYPE_PADDING, 1), // discarded record: its length word counts itself
+            8,
             0xdead,
             hdr(0, 10), // long record: length word, then 12 bytes
             16,
@@ -283,6 +291,7 @@ mod tests {
         // A long record claiming more bytes than the page holds.
         let p = page(0, 0, &[hdr(0, 1), 4000]);
         let r: Vec<_> = Page::parse(&p, &LAYOUT).unwrap().records().collect();
+        assert_eq!(r.len(), 1);
         assert!(r[0].is_err());
         // A type-len record cut by the commit.
         let p = page(0, 0, &[hdr(5, 1)]);

@@ -9,7 +9,13 @@ pub fn bytes<'d>(f: &Field, data: &'d [u8], e: Endian) -> Option<&'d [u8]> {
 }
 
 /// [`bytes`] for a field known by its kind, offset and size.
-pub fn bytes_at(kind: FieldKind, offset: usize, size: usize, data: &[u8], e: Endian) -> Option<&[u8]> {
+pub fn bytes_at(
+    kind: FieldKind,
+    offset: usize,
+    size: usize,
+    data: &[u8],
+    e: Endian,
+) -> Option<&[u8]> {
     match kind {
         FieldKind::DataLoc { .. } | FieldKind::RelLoc { .. } => {
             let loc = e.uint(data.get(offset..)?, 4)?;

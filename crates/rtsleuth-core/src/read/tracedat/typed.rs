@@ -35,7 +35,14 @@ impl Slot {
     }
 
     fn text<'a>(&self, data: &'a [u8], e: Endian) -> Option<&'a str> {
-        fields::c_str(fields::bytes_at(self.kind, self.offset, self.size, data, e)?).ok()
+        fields::c_str(fields::bytes_at(
+            self.kind,
+            self.offset,
+            self.size,
+            data,
+            e,
+        )?)
+        .ok()
     }
 }
 
