@@ -5,30 +5,17 @@
 //! Case counts are kept small so the whole file runs in a few seconds in a debug build; the
 //! cargo-fuzz target in `fuzz/` explores further.
 
+mod counting;
+
+use counting::Count;
 use proptest::prelude::*;
 use rtsleuth_core::analyze::latency::{Latency, LatencyOptions};
 use rtsleuth_core::analyze::stats::Stats;
-use rtsleuth_core::event::Event;
 use rtsleuth_core::read::ftrace_text::{self, NonEvent};
-use rtsleuth_core::read::{Decode, EventSink, LineCounts, TraceInfo};
+use rtsleuth_core::read::{LineCounts, TraceInfo};
 use rtsleuth_core::Error;
 use rtsleuth_tracegen::{generate, Scenario, Variant};
 use std::sync::OnceLock;
-
-/// Counts the events the reader hands over. Paired with the analyses it makes the reader
-/// decode every event type, which the properties then exercise too.
-#[derive(Default)]
-struct Count(u64);
-
-impl EventSink for Count {
-    fn event(&mut self, _: &Event<'_>) {
-        self.0 += 1;
-    }
-
-    fn decode(&self) -> Decode {
-        Decode::Everything
-    }
-}
 
 /// What a read gave: the info and both documents, or the error.
 struct Read {

@@ -2,12 +2,14 @@
 //! that names the file and the byte offset, or in the events that could be read plus a note
 //! saying what was skipped, never in a panic.
 
+mod counting;
+
+use counting::Count;
 use proptest::prelude::*;
 use rtsleuth_core::analyze::explain::{Explain, ExplainOptions};
 use rtsleuth_core::analyze::latency::{Latency, LatencyOptions};
-use rtsleuth_core::event::Event;
 use rtsleuth_core::input::Input;
-use rtsleuth_core::read::{self, Decode, EventSink, TraceInfo};
+use rtsleuth_core::read::{self, TraceInfo};
 use rtsleuth_core::Error;
 use std::path::Path;
 use std::sync::OnceLock;
@@ -30,19 +32,6 @@ fn files() -> &'static [(&'static str, Vec<u8>)] {
             ("v6.dat", fixture("v6.dat")),
         ]
     })
-}
-
-#[derive(Default)]
-struct Count(u64);
-
-impl EventSink for Count {
-    fn event(&mut self, _: &Event<'_>) {
-        self.0 += 1;
-    }
-
-    fn decode(&self) -> Decode {
-        Decode::Everything
-    }
 }
 
 /// Reads `bytes` with the event counter and the analyses attached (so that every decoding

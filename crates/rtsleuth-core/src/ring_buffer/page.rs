@@ -25,6 +25,16 @@ pub enum Missed {
     Count(u64),
 }
 
+impl Missed {
+    /// How many events were lost, when the page says.
+    pub fn count(self) -> Option<u64> {
+        match self {
+            Missed::Count(n) => Some(n),
+            _ => None,
+        }
+    }
+}
+
 /// A page that contradicts its own header (commit past the page end, a record running past
 /// the data). `offset` is relative to the page start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,14 +109,19 @@ impl<'a> Page<'a> {
         self.data.is_empty()
     }
 
+    /// The record data (after the header, up to the commit).
+    pub fn data(&self) -> &'a [u8] {
+        self.data
+    }
+
     pub fn records(self) -> impl Iterator<Item = Result<Record<'a>, PageError>> {
         let mut cursor = RecordCursor::new(&self);
-        std::iter::from_fn(move || cursor.next(&self).transpose())
+        std::iter::from_fn(move || cursor.next(self.data, self.endian).transpose())
     }
 }
 
-/// The position within a page, kept apart from the page so that a reader can hold it while
-/// the page's bytes belong to someone else (a decompression buffer, a memory map).
+/// The position within a page's data, kept apart from the page so that a reader can hold it
+/// while the page's bytes belong to someone else (a decompression buffer, a memory map).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RecordCursor {
     pos: usize,
@@ -121,19 +136,18 @@ impl RecordCursor {
         }
     }
 
-    /// The next data record, skipping padding and applying time extends; `Ok(None)` at the
-    /// end of the page. After an error the rest of the page is skipped.
-    pub fn next<'a>(&mut self, page: &Page<'a>) -> Result<Option<Record<'a>>, PageError> {
-        let r = self.step(page);
+    /// The next data record in `data` (the page's [`Page::data`]), skipping padding and
+    /// applying time extends; `Ok(None)` at the end of the page. After an error the rest of
+    /// the page is skipped. Error offsets are relative to `data`.
+    pub fn next<'a>(&mut self, data: &'a [u8], e: Endian) -> Result<Option<Record<'a>>, PageError> {
+        let r = self.step(data, e);
         if r.is_err() {
-            self.pos = page.data.len();
+            self.pos = data.len();
         }
         r
     }
 
-    fn step<'a>(&mut self, page: &Page<'a>) -> Result<Option<Record<'a>>, PageError> {
-        let data = page.data;
-        let e = page.endian;
+    fn step<'a>(&mut self, data: &'a [u8], e: Endian) -> Result<Option<Record<'a>>, PageError> {
         loop {
             let Some(header) = word(data, self.pos, e) else {
                 return Ok(None);

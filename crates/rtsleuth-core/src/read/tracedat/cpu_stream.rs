@@ -31,11 +31,11 @@ pub struct CpuStream<'f> {
     base: u64,
     /// Start of the next page in the current buffer.
     next_page: usize,
+    /// The current page's record data in the buffer, and the position in it.
     page: Option<(Range<usize>, RecordCursor)>,
     /// A page with the "events lost before me" flag was entered and its loss not yet reported.
     pub lost: Option<Missed>,
     pub faults: Vec<Fault>,
-    pub pages: u64,
 }
 
 impl<'f> CpuStream<'f> {
@@ -92,7 +92,6 @@ impl<'f> CpuStream<'f> {
             page: None,
             lost: None,
             faults: Vec::new(),
-            pages: 0,
         })
     }
 
@@ -115,14 +114,14 @@ impl<'f> CpuStream<'f> {
             if let Some((range, mut cursor)) = self.page.take() {
                 let next = {
                     let buf = self.buf();
-                    let page =
-                        Page::parse(&buf[range.clone()], &self.layout).expect("parsed before");
-                    cursor.next(&page).map(|r| {
-                        r.map(|r| {
-                            let start = r.data.as_ptr() as usize - buf.as_ptr() as usize;
-                            (r.ts, start..start + r.data.len())
+                    cursor
+                        .next(&buf[range.clone()], self.layout.endian)
+                        .map(|r| {
+                            r.map(|r| {
+                                let start = r.data.as_ptr() as usize - buf.as_ptr() as usize;
+                                (r.ts, start..start + r.data.len())
+                            })
                         })
-                    })
                 };
                 match next {
                     Ok(Some((ts, data))) => {
@@ -137,7 +136,8 @@ impl<'f> CpuStream<'f> {
         }
     }
 
-    /// Moves to the next page that parses; `None` when there is none.
+    /// Moves to the next page that parses, keeping the range of its record data; `None` when
+    /// there is none.
     fn enter_next_page(&mut self) -> Option<()> {
         loop {
             let size = self.layout.page_size;
@@ -148,14 +148,14 @@ impl<'f> CpuStream<'f> {
             let end = (start + size).min(self.buf().len());
             self.next_page = start + size;
             let parsed = Page::parse(&self.buf()[start..end], &self.layout)
-                .map(|page| (page.missed, RecordCursor::new(&page)));
+                .map(|page| (page.missed, page.data().len(), RecordCursor::new(&page)));
             match parsed {
-                Ok((missed, cursor)) => {
-                    self.pages += 1;
+                Ok((missed, len, cursor)) => {
                     if missed != Missed::None {
                         self.lost = Some(missed);
                     }
-                    self.page = Some((start..end, cursor));
+                    let data = start + self.layout.data_offset;
+                    self.page = Some((data..data + len, cursor));
                     return Some(());
                 }
                 Err(e) => self.fault(start + e.offset, e.reason),

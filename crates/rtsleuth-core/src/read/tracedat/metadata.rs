@@ -164,14 +164,13 @@ impl Metadata {
             }
         }
         if let Some(at) = self.options.text_buffer {
-            let (d, _) = self.section(bytes, at, "latency text")?;
-            // Latency text is small; keep its offsets by locating it again uncompressed.
-            if let Cow::Borrowed(s) = d {
-                let start = s.as_ptr() as usize - bytes.as_ptr() as usize;
-                self.latency_text = Some(start..start + s.len());
-            } else {
-                self.notes
-                    .push("compressed latency text is not read".into());
+            match self.section(bytes, at, "latency text")? {
+                (Cow::Borrowed(s), base) => {
+                    self.latency_text = Some(base as usize..base as usize + s.len());
+                }
+                (Cow::Owned(_), _) => self
+                    .notes
+                    .push("compressed latency text is not read".into()),
             }
         }
         Ok(())

@@ -43,7 +43,6 @@ use bytes::Fault;
 use cpu_stream::{CpuStream, Pending};
 use metadata::Metadata;
 use options::Tsc2Nsec;
-use ring_buffer_missed::lost_count;
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -183,24 +182,13 @@ fn merge(
                 break;
             }
             if let Some(missed) = s.lost.take() {
-                let count = lost_count(missed);
+                let count = missed.count();
                 info.lost_events += count.unwrap_or(0);
                 info.lines.lost_markers += 1;
                 sink.lost(Some(s.cpu), count);
             }
             decoder.emit(s.cpu, p.ts, s.data(&p), info, sink);
             pending = s.next();
-        }
-    }
-}
-
-mod ring_buffer_missed {
-    use crate::ring_buffer::Missed;
-
-    pub fn lost_count(m: Missed) -> Option<u64> {
-        match m {
-            Missed::Count(n) => Some(n),
-            _ => None,
         }
     }
 }
@@ -261,7 +249,7 @@ impl<'m> Decoder<'m> {
             offset: meta.options.ts_offset,
             unknown_ids: FxHashMap::default(),
             short_records: 0,
-            comms: comms::LearntComms::new(meta),
+            comms: comms::LearntComms::default(),
         }
     }
 
@@ -296,7 +284,10 @@ impl<'m> Decoder<'m> {
         };
         let name: &str = &format.name;
         let pid = pid as i32;
-        self.comms.learn(id, format, data, e);
+        let plan = &self.plans[usize::from(id)];
+        if let Some((next, next_pid)) = plan.fast.as_ref().and_then(|t| t.switched_in(data, e)) {
+            self.comms.learn(next_pid, next);
+        }
         let comm = match pid {
             0 => "<idle>",
             _ => self
@@ -307,7 +298,6 @@ impl<'m> Decoder<'m> {
                 .unwrap_or("<...>"),
         };
         self.payload.clear();
-        let plan = &self.plans[usize::from(id)];
         if plan.text {
             render::payload(&mut self.payload, format, data, &self.cx);
         }

@@ -121,17 +121,14 @@ impl Options {
             }
             id::BUFFER if version >= 7 => self.buffers.push(buffer_v7(d)?),
             id::BUFFER => {
-                // Version 6 instances: an offset to their CPU table, then the name.
-                let offset = d.u64("instance offset")?;
+                // Version 6 instances: an offset to their CPU table (not read: only the top
+                // instance is), then the name.
+                d.u64("instance offset")?;
                 let name = d.cstr("instance name")?.into_owned();
                 self.buffers.push(Buffer {
                     name,
                     clock: None,
-                    cpus: vec![CpuData {
-                        cpu: u32::MAX,
-                        offset,
-                        size: 0,
-                    }],
+                    cpus: Vec::new(),
                 });
             }
             id::BUFFER_TEXT => self.text_buffer = Some(d.u64("latency section offset")?),

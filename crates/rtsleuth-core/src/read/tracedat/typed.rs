@@ -120,6 +120,19 @@ impl Typed {
         }
     }
 
+    /// The task a `sched_switch` switches to, by name and pid: how task names missing from
+    /// `saved_cmdlines` are learnt.
+    pub fn switched_in<'a>(&self, data: &'a [u8], e: Endian) -> Option<(&'a str, i32)> {
+        match self {
+            Typed::Switch {
+                next_comm,
+                next_pid,
+                ..
+            } => Some((next_comm.text(data, e)?, next_pid.i32(data, e)?)),
+            _ => None,
+        }
+    }
+
     /// The event's kind; `None` if the record is too short for its fields.
     pub fn kind<'a>(&self, data: &'a [u8], e: Endian) -> Option<EventKind<'a>> {
         Some(match self {
