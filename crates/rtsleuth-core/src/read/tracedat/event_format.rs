@@ -2,6 +2,7 @@
 //! sizes and signedness, and its print format. This is the schema every record is decoded
 //! with, so it is parsed once per event type and records are then read by offset.
 
+use super::printf::Spec;
 use std::sync::Arc;
 
 /// How a field's bytes are to be read.
@@ -28,9 +29,9 @@ pub struct Field {
     pub size: usize,
     pub signed: bool,
     pub kind: FieldKind,
-    /// The conversion the print format uses for `name=` (`%d`, `%03d`, `%ps`, `%lx`…), which
-    /// is how trace-cmd's raw output prints the field.
-    pub spec: Option<String>,
+    /// The conversion the print format applies to the field (`%d`, `%03d`, `%ps`, `%lx`…),
+    /// which is how the kernel and trace-cmd's raw output print it.
+    pub spec: Option<Spec>,
 }
 
 /// One event type as the kernel described it.
@@ -91,20 +92,20 @@ impl EventFormat {
         let fmt = quoted_part(&self.print_fmt);
         // After the opening quote and the literal comes the closing quote, then the args.
         let args = top_level_args(self.print_fmt.get(fmt.len() + 1..).unwrap_or(""));
-        for (spec, arg) in conversions(fmt).zip(args) {
-            let Some(name) = arg.trim().strip_prefix("REC->") else {
+        for (spec, arg) in conversions(fmt).into_iter().zip(args) {
+            let (Some(spec), Some(name)) = (spec, arg.trim().strip_prefix("REC->")) else {
                 continue;
             };
             if let Some(f) = self.fields.iter_mut().find(|f| f.name == name) {
-                f.spec.get_or_insert_with(|| spec.to_string());
+                f.spec.get_or_insert(spec);
             }
         }
     }
 }
 
-/// The conversions of a format string in order, one per argument they take (`%*d` takes two:
-/// its width comes first and is returned as `*`).
-fn conversions(fmt: &str) -> impl Iterator<Item = &str> {
+/// The conversions of a format string in order, one per argument they take: a `*` width or
+/// precision takes an argument of its own, given as `None` before its conversion.
+fn conversions(fmt: &str) -> Vec<Option<Spec>> {
     let mut out = Vec::new();
     let mut rest = fmt;
     while let Some(i) = rest.find('%') {
@@ -113,14 +114,21 @@ fn conversions(fmt: &str) -> impl Iterator<Item = &str> {
             rest = &rest[2..];
             continue;
         }
-        let len = spec_len(rest);
-        if rest[..len].contains('*') {
-            out.push("*");
-        }
-        out.push(&rest[..len]);
+        let Some((spec, len)) = Spec::parse(rest) else {
+            rest = &rest[1..];
+            continue;
+        };
+        let stars = [spec.width, spec.precision];
+        out.extend(
+            stars
+                .iter()
+                .filter(|&&n| n == Some(usize::MAX))
+                .map(|_| None),
+        );
+        out.push(Some(spec));
         rest = &rest[len..];
     }
-    out.into_iter()
+    out
 }
 
 /// The arguments after the format string (`", REC->a, (REC->b ? 1 : 0)` → `REC->a`, …),
@@ -148,26 +156,6 @@ fn top_level_args(after_fmt: &str) -> Vec<&str> {
         args.push(&rest[start..]);
     }
     args
-}
-
-/// Length of a printf conversion starting at `%`, including `%ps`-style pointer extensions.
-fn spec_len(s: &str) -> usize {
-    let b = s.as_bytes();
-    let mut i = 1;
-    while i < b.len() && b"-+ #0123456789.*".contains(&b[i]) {
-        i += 1;
-    }
-    while i < b.len() && b"hlzjtL".contains(&b[i]) {
-        i += 1;
-    }
-    // Only an ASCII letter ends a conversion; anything else (a damaged file) ends it early.
-    if i < b.len() && b[i].is_ascii_alphabetic() {
-        i += 1;
-        if b[i - 1] == b'p' && i < b.len() && b"sSfFBR".contains(&b[i]) {
-            i += 1;
-        }
-    }
-    i
 }
 
 /// The string literal at the start of a print fmt (`"…", REC->a, …`), escapes left as they are.
@@ -328,8 +316,9 @@ print fmt: \"prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s%s ==> next_comm
         let state = f.field("prev_state").unwrap();
         assert_eq!(state.kind, FieldKind::Number { elem: 8, count: 1 });
         assert!(state.signed);
-        assert_eq!(f.field("prev_pid").unwrap().spec.as_deref(), Some("%d"));
-        assert_eq!(f.field("next_comm").unwrap().spec.as_deref(), Some("%s"));
+        let conv = |name| f.field(name).unwrap().spec.map(|s| s.conv);
+        assert_eq!(conv("prev_pid"), Some(b'd'));
+        assert_eq!(conv("next_comm"), Some(b's'));
         // prev_state is printed through an expression, so it has no conversion of its own.
         assert_eq!(state.spec, None);
     }
@@ -388,15 +377,22 @@ print fmt: \"prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s%s ==> next_comm
     }
 
     #[test]
-    fn spec_lengths() {
-        assert_eq!(spec_len("%03d x"), 4);
-        assert_eq!(spec_len("%ps x"), 3);
-        assert_eq!(spec_len("%llu"), 4);
-        assert_eq!(spec_len("%p x"), 2);
-        assert_eq!(spec_len("%\u{fffd}d"), 1);
+    fn conversions_and_arguments() {
         assert_eq!(quoted_part(r#""a=%s \"q\"", REC->a"#), r#"a=%s \"q\""#);
-        let c: Vec<_> = conversions("w=%*d %% f=%ps").collect();
-        assert_eq!(c, vec!["*", "%*d", "%ps"]);
+        let c: Vec<_> = conversions("w=%*d %% f=%ps %\u{fffd} n=%.*s")
+            .iter()
+            .map(|s| s.map(|s| (s.conv, s.ptr_ext)))
+            .collect();
+        assert_eq!(
+            c,
+            vec![
+                None,
+                Some((b'd', None)),
+                Some((b'p', Some(b's'))),
+                None,
+                Some((b's', None))
+            ]
+        );
         let a = top_level_args(r#"", REC->work, f(REC->x, 1), "a,b", REC->function"#);
         assert_eq!(
             a,

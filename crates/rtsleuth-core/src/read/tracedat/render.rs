@@ -7,7 +7,7 @@ use super::bprint::{self, Args};
 use super::event_format::{EventFormat, Field, FieldKind};
 use super::fields;
 use super::kallsyms::Symbols;
-use super::printf::{self, Arg, Spec};
+use super::printf::{self, Arg};
 use super::printk::PrintkFormats;
 use crate::ring_buffer::Endian;
 use std::fmt::Write;
@@ -104,14 +104,13 @@ fn value(out: &mut String, f: &Field, data: &[u8], cx: &Context<'_>) {
         }
         return;
     }
-    let spec = f.spec.as_deref().and_then(Spec::parse).map(|(s, _)| s);
     match f.kind {
         FieldKind::Number { count: 1, .. } | FieldKind::Pointer => {
             let Some(v) = fields::uint(f, data, e) else {
                 out.push('?');
                 return;
             };
-            match spec.filter(|s| s.conv != b's') {
+            match f.spec.filter(|s| s.conv != b's') {
                 Some(s) => s.write(out, Arg::Int(v), f.size, cx.symbols),
                 None if f.kind == FieldKind::Pointer => {
                     let _ = write!(out, "0x{v:x}");
