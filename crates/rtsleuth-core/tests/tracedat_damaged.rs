@@ -198,3 +198,22 @@ proptest! {
         }
     }
 }
+
+/// An analysis that panics mid-trace must not leave the decompression threads waiting for a
+/// reader that is gone: the panic comes back to the caller (it used to hang instead).
+#[test]
+fn a_panic_in_the_sink_unwinds_instead_of_hanging() {
+    struct Explodes(u64);
+    impl rtsleuth_core::read::EventSink for Explodes {
+        fn event(&mut self, _: &rtsleuth_core::event::Event<'_>) {
+            self.0 += 1;
+            assert!(self.0 < 100, "the sink gives up");
+        }
+    }
+    let bytes = files()[0].1.clone(); // v7 zstd: chunks decompressed on their own threads
+    let result = std::panic::catch_unwind(move || {
+        let input = Input::from_reader(NAME, Box::new(std::io::Cursor::new(bytes))).unwrap();
+        read::read(input, &mut Explodes(0))
+    });
+    assert!(result.is_err());
+}

@@ -81,9 +81,10 @@ pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo
             info.timestamps = ftrace_text::TimestampUnit::Counter;
         }
     }
-    let mut streams = Vec::with_capacity(meta.cpus.len());
-    let mut faults = Vec::new();
-    std::thread::scope(|scope| {
+    // The streams live inside the scope: if anything unwinds, dropping them closes the chunk
+    // feeds, so their threads end and the scope can join them instead of waiting forever.
+    let faults: Vec<String> = std::thread::scope(|scope| {
+        let mut streams = Vec::with_capacity(meta.cpus.len());
         for cpu in &meta.cpus {
             let (codec, layout, e) = (meta.header.codec, meta.layout, meta.header.endian);
             match CpuStream::new(scope, &bytes, *cpu, codec, layout, e) {
@@ -95,10 +96,7 @@ pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo
         let mut decoder = Decoder::new(&meta, sink.decode());
         merge(&mut streams, &mut decoder, &mut info, sink);
         decoder.finish(&mut info);
-        // Dropping the streams closes the feeds, so their threads end before the scope does.
-        for s in streams.drain(..) {
-            s.faults.iter().for_each(|f| faults.push(note(f)));
-        }
+        streams.iter().flat_map(|s| &s.faults).map(note).collect()
     });
     let damaged = faults.len();
     info.notes.extend(faults.into_iter().take(MAX_FAULT_NOTES));
