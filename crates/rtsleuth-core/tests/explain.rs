@@ -445,3 +445,16 @@ fn lost_events_are_reported_not_explained_across() {
         Some(true)
     );
 }
+
+/// A switch-in timed before the wake-up that preceded it in the file (CPU clocks out of step,
+/// or damage) has no latency: it is skipped, as `latency` skips it, and nothing underflows.
+#[test]
+fn a_switch_before_its_wakeup_is_not_explained() {
+    let trace = "\
+      cyclictest-100   [001] d..2.   100.000300: sched_waking: comm=rt pid=200 prio=19 target_cpu=000
+          <idle>-0     [000] d..2.   100.000100: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=rt next_pid=200 next_prio=19
+";
+    let input = Input::from_reader("skewed.txt", Box::new(std::io::Cursor::new(trace))).unwrap();
+    let got = explain_input(input, ExplainOptions::default());
+    assert_eq!(got["findings"], Value::Array(Vec::new()), "{got:#}");
+}

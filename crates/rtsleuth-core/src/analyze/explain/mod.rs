@@ -190,6 +190,11 @@ impl Explain {
         let Some(mut wake) = v.pending.take() else {
             return;
         };
+        if wake.wakeup > ts {
+            // Switched in before it was woken: CPU clocks out of step or a damaged trace. There
+            // is no latency to explain, and `latency` skips such a wake-up too.
+            return;
+        }
         if wake.queue.last().is_some_and(|&(c, _)| c != cpu) {
             // Moved without a traced migration: it waited on this CPU from the wake-up on.
             wake.queue = vec![(cpu, wake.wakeup)];
