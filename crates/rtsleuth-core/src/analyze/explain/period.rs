@@ -33,13 +33,13 @@ impl Rhythm {
             self.last_due = Some(wakeup);
             return None;
         };
-        let projected = self.last_due.map_or(wakeup, |d| d + period);
+        let projected = self.last_due.map_or(wakeup, |d| d.saturating_add(period));
         // Earlier than projected: the projection was late, this wake-up sets the phase.
         push(&mut self.lateness, wakeup.saturating_sub(projected));
         let due = if wakeup <= projected {
             wakeup
         } else {
-            projected + self.lateness.iter().min().copied().unwrap_or(0)
+            projected.saturating_add(self.lateness.iter().min().copied().unwrap_or(0))
         };
         self.last_due = Some(due);
         Some(due)
@@ -53,7 +53,8 @@ impl Rhythm {
         let mut sorted: Vec<u64> = self.intervals.iter().copied().collect();
         sorted.sort_unstable();
         let p = sorted[sorted.len() / 2];
-        let regular = sorted.iter().filter(|&&i| i.abs_diff(p) * 10 <= p).count();
+        // `d <= p / 10` is `10·d <= p` for integers, without overflowing on absurd intervals.
+        let regular = sorted.iter().filter(|&&i| i.abs_diff(p) <= p / 10).count();
         (p > 0 && regular * 2 >= sorted.len()).then_some(p)
     }
 }
@@ -84,6 +85,16 @@ mod tests {
         // The phase is that of the least late wake-up: 5 µs after the true deadline.
         assert_eq!(dues[15], Some(1_000_000_000 + 15 * 1_000_000 + 5_000));
         assert_eq!(dues[16], Some(1_000_000_000 + 16 * 1_000_000 + 5_000));
+    }
+
+    /// Timestamps near the top of the range (a damaged trace) must not overflow.
+    #[test]
+    fn absurd_timestamps_do_not_overflow() {
+        let mut r = Rhythm::default();
+        for n in 0..20u64 {
+            r.wake(u64::MAX / 2 + n * (u64::MAX / 50));
+        }
+        r.wake(u64::MAX);
     }
 
     #[test]

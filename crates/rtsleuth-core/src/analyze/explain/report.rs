@@ -50,7 +50,7 @@ impl Explain {
                 for (k, s) in &self.victims[p].aggregate {
                     let a = aggregate.entry(*k).or_default();
                     a.spikes += s.spikes;
-                    a.total_ns += s.total_ns;
+                    a.total_ns = a.total_ns.saturating_add(s.total_ns);
                     a.max_ns = a.max_ns.max(s.max_ns);
                 }
             }

@@ -40,7 +40,7 @@ pub fn aggregate_into(agg: &mut Aggregate, f: &Finding) {
     for (key, ns) in per_key {
         let s = agg.entry(key).or_default();
         s.spikes += 1;
-        s.total_ns += ns;
+        s.total_ns = s.total_ns.saturating_add(ns);
         s.max_ns = s.max_ns.max(ns);
     }
 }

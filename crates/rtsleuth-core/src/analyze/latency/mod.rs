@@ -172,7 +172,8 @@ impl Latency {
             let t = self.tasks.entry(prev_pid).or_default();
             if let Some(since) = t.running_since.take() {
                 if selected {
-                    t.runtime_ns += ts.saturating_sub(since);
+                    // Saturating: a damaged trace's absurd timestamps must not wrap the sum.
+                    t.runtime_ns = t.runtime_ns.saturating_add(ts.saturating_sub(since));
                 }
             }
             t.running = false;
