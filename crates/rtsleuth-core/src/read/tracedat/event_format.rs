@@ -1,4 +1,4 @@
-//! An event's format file (`events/<system>/<event>/format`): its id, its fields' offsets,
+//! An event's format file (`events/<system>/<event>/format`): its fields' offsets,
 //! sizes and signedness, and its print format. This is the schema every record is decoded
 //! with, so it is parsed once per event type and records are then read by offset.
 
@@ -37,7 +37,6 @@ pub struct Field {
 /// One event type as the kernel described it.
 #[derive(Debug, Clone)]
 pub struct EventFormat {
-    pub id: u16,
     pub system: String,
     pub name: Arc<str>,
     /// Fields after the `common_*` ones, in order.
@@ -54,15 +53,12 @@ impl EventFormat {
     /// which `unsigned long` fields hold addresses.
     pub fn parse(system: &str, text: &str, long_size: usize) -> Result<EventFormat, String> {
         let mut name = None;
-        let mut id = None;
         let mut fields = Vec::new();
         let mut print_fmt = String::new();
         for line in text.lines() {
             let line = line.trim();
             if let Some(v) = line.strip_prefix("name:") {
                 name = Some(v.trim());
-            } else if let Some(v) = line.strip_prefix("ID:") {
-                id = v.trim().parse::<u16>().ok();
             } else if let Some(v) = line.strip_prefix("print fmt:") {
                 print_fmt = v.trim().to_string();
             } else if line.starts_with("field:") {
@@ -74,9 +70,7 @@ impl EventFormat {
             }
         }
         let name = name.ok_or("format without a name: line")?;
-        let id = id.ok_or_else(|| format!("format of {name} without an ID: line"))?;
         let mut format = EventFormat {
-            id,
             system: system.to_string(),
             name: Arc::from(name),
             fields,
@@ -307,7 +301,7 @@ print fmt: \"prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s%s ==> next_comm
     #[test]
     fn a_real_format_file_gives_offsets_sizes_and_specs() {
         let f = EventFormat::parse("sched", SCHED_SWITCH, 8).unwrap();
-        assert_eq!((f.id, &*f.name, f.fields.len()), (316, "sched_switch", 7));
+        assert_eq!((&*f.name, f.fields.len()), ("sched_switch", 7));
         let prev = f.field("prev_comm").unwrap();
         assert_eq!(
             (prev.offset, prev.size, prev.kind),

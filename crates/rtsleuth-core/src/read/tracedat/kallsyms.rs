@@ -1,14 +1,33 @@
 //! The traced machine's `/proc/kallsyms`, to name the functions that events record as
 //! addresses (hrtimer callbacks, work functions, the caller of a `trace_printk`).
 
+use super::bytes::{Cursor, Endian, Parsed};
+use super::codec::Codec;
 use std::sync::OnceLock;
 
-/// The symbol table, parsed on first use: most reads (the scheduler events) never look up
-/// an address, and a distribution kernel's kallsyms is megabytes of text.
+/// The symbol table, decompressed and parsed on first use: most reads (the scheduler events)
+/// never look up an address, and a distribution kernel's kallsyms is megabytes of text.
 #[derive(Debug, Default)]
 pub struct Symbols {
-    text: Vec<u8>,
+    source: Source,
     table: OnceLock<Table>,
+    /// Why a compressed table could not be read, once it was needed.
+    failure: OnceLock<String>,
+}
+
+/// The kallsyms text as the file holds it.
+#[derive(Debug, Default)]
+enum Source {
+    #[default]
+    Missing,
+    Text(Vec<u8>),
+    /// A version 7 section's compressed block and its file offset (for messages).
+    Compressed {
+        codec: Codec,
+        endian: Endian,
+        block: Vec<u8>,
+        base: u64,
+    },
 }
 
 /// Symbols sorted by address. Names are kept in one string to avoid an allocation per symbol
@@ -33,8 +52,22 @@ impl Symbols {
     /// Keeps the file's kallsyms text for parsing when an address is first looked up.
     pub fn new(text: Vec<u8>) -> Symbols {
         Symbols {
-            text,
-            table: OnceLock::new(),
+            source: Source::Text(text),
+            ..Symbols::default()
+        }
+    }
+
+    /// Keeps a compressed kallsyms section (`codec` framing at file offset `base`) for
+    /// decompressing when an address is first looked up.
+    pub fn compressed(codec: Codec, endian: Endian, block: Vec<u8>, base: u64) -> Symbols {
+        Symbols {
+            source: Source::Compressed {
+                codec,
+                endian,
+                block,
+                base,
+            },
+            ..Symbols::default()
         }
     }
 
@@ -43,9 +76,38 @@ impl Symbols {
         self.table().lookup(addr)
     }
 
+    /// Why the table is empty although the file has one: its section did not decompress.
+    pub fn failure(&self) -> Option<&str> {
+        self.failure.get().map(String::as_str)
+    }
+
+    /// Parses a compressed section: a block holding the usual size-prefixed text.
+    fn decompress(codec: Codec, endian: Endian, block: &[u8], base: u64) -> Parsed<Table> {
+        let section = codec.block(&mut Cursor::new(block, base, endian), "kallsyms")?;
+        let text = Cursor::new(&section, base, endian).sized(4, "kallsyms")?;
+        Ok(Table::parse(&String::from_utf8_lossy(text)))
+    }
+
     fn table(&self) -> &Table {
-        self.table
-            .get_or_init(|| Table::parse(&String::from_utf8_lossy(&self.text)))
+        self.table.get_or_init(|| match &self.source {
+            Source::Missing => Table::default(),
+            Source::Text(text) => Table::parse(&String::from_utf8_lossy(text)),
+            Source::Compressed {
+                codec,
+                endian,
+                block,
+                base,
+            } => match Self::decompress(*codec, *endian, block, *base) {
+                Ok(table) => table,
+                Err(f) => {
+                    let _ = self.failure.set(format!(
+                        "at byte {}: {}; addresses are printed as numbers",
+                        f.offset, f.reason
+                    ));
+                    Table::default()
+                }
+            },
+        })
     }
 }
 
@@ -122,5 +184,35 @@ mod tests {
             Some("timer_callback [irq_noise]")
         );
         assert_eq!(s.lookup(0x10), None);
+    }
+
+    /// A v7 kallsyms section as trace-cmd compresses it: the size-prefixed text in one block.
+    fn zstd_section(text: &[u8]) -> Vec<u8> {
+        let mut section = (text.len() as u32).to_le_bytes().to_vec();
+        section.extend_from_slice(text);
+        let packed = zstd::bulk::compress(&section, 3).unwrap();
+        let mut block = (packed.len() as u32).to_le_bytes().to_vec();
+        block.extend_from_slice(&(section.len() as u32).to_le_bytes());
+        block.extend_from_slice(&packed);
+        block
+    }
+
+    #[test]
+    fn a_compressed_table_is_read_when_first_needed() {
+        let block = zstd_section(b"ffffffff81001000 t hrtimer_wakeup\n");
+        let s = Symbols::compressed(Codec::Zstd, Endian::Little, block, 4096);
+        assert!(s.table.get().is_none());
+        assert_eq!(s.lookup(0xffffffff81001000).unwrap().name, "hrtimer_wakeup");
+        assert_eq!(s.failure(), None);
+    }
+
+    #[test]
+    fn a_damaged_compressed_table_leaves_addresses_unnamed_and_says_why() {
+        let mut block = zstd_section(b"ffffffff81001000 t hrtimer_wakeup\n");
+        block[8..12].fill(0xff); // the zstd frame's magic number
+        let s = Symbols::compressed(Codec::Zstd, Endian::Little, block, 4096);
+        assert_eq!(s.lookup(0xffffffff81001000), None);
+        let why = s.failure().unwrap();
+        assert!(why.starts_with("at byte 4096: "), "{why}");
     }
 }

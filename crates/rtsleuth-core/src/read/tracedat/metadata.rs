@@ -8,6 +8,7 @@ use super::bytes::{Cursor, Fault, Parsed};
 use super::cmdlines::Cmdlines;
 use super::event_format::EventFormat;
 use super::file_header::FileHeader;
+use super::format_table::FormatTable;
 use super::kallsyms::Symbols;
 use super::options::{id, Buffer, CpuData, Options};
 use super::printk::PrintkFormats;
@@ -21,8 +22,7 @@ const MAX_FORMATS: u32 = 1 << 16;
 pub struct Metadata {
     pub header: FileHeader,
     pub layout: PageLayout,
-    /// Formats by event id (ids are small and dense).
-    pub formats: Vec<Option<EventFormat>>,
+    pub formats: FormatTable,
     pub symbols: Symbols,
     pub printk: PrintkFormats,
     pub cmdlines: Cmdlines,
@@ -42,7 +42,7 @@ impl Metadata {
         let mut m = Metadata {
             header,
             layout: PageLayout::standard(header.endian, header.page_size, 8),
-            formats: Vec::new(),
+            formats: FormatTable::new(header.long_size),
             symbols: Symbols::default(),
             printk: PrintkFormats::default(),
             cmdlines: Cmdlines::default(),
@@ -146,14 +146,13 @@ impl Metadata {
                 .push("no page header section: assuming the standard page layout".into());
         }
         type Reader = fn(&mut Metadata, &mut Cursor<'_>) -> Parsed<()>;
-        let readers: [(u16, &str, Reader); 5] = [
+        let readers: [(u16, &str, Reader); 4] = [
             (
                 id::FTRACE_EVENTS,
                 "ftrace formats",
                 Metadata::ftrace_formats,
             ),
             (id::EVENT_FORMATS, "event formats", Metadata::event_formats),
-            (id::KALLSYMS, "kallsyms", Metadata::kallsyms),
             (id::PRINTK, "printk formats", Metadata::printk),
             (id::CMDLINES, "saved cmdlines", Metadata::cmdlines),
         ];
@@ -162,6 +161,17 @@ impl Metadata {
                 let (d, base) = self.section(bytes, at, what)?;
                 read(self, &mut Cursor::new(&d, base, self.header.endian))?;
             }
+        }
+        if let Some(at) = get(id::KALLSYMS) {
+            self.symbols = match self.section_body(bytes, at, "kallsyms")? {
+                (false, mut body) => Symbols::new(body.sized(4, "kallsyms")?.to_vec()),
+                (true, mut body) => Symbols::compressed(
+                    self.header.codec,
+                    self.header.endian,
+                    body.bytes(body.remaining(), "kallsyms")?.to_vec(),
+                    body.offset(),
+                ),
+            };
         }
         if let Some(at) = self.options.text_buffer {
             match self.section(bytes, at, "latency text")? {
@@ -178,6 +188,16 @@ impl Metadata {
 
     /// A version 7 section at `at`: its (decompressed) contents and their file offset.
     fn section<'a>(&self, bytes: &'a [u8], at: u64, what: &str) -> Parsed<(Cow<'a, [u8]>, u64)> {
+        let (compressed, mut body) = self.section_body(bytes, at, what)?;
+        let base = body.offset();
+        if !compressed {
+            return Ok((Cow::Borrowed(body.bytes(body.remaining(), what)?), base));
+        }
+        Ok((Cow::Owned(self.header.codec.block(&mut body, what)?), base))
+    }
+
+    /// A version 7 section's body as stored, and whether it is compressed.
+    fn section_body<'a>(&self, bytes: &'a [u8], at: u64, what: &str) -> Parsed<(bool, Cursor<'a>)> {
         let mut c = self.cursor(bytes, usize::try_from(at).unwrap_or(usize::MAX));
         if c.offset() != at {
             return Err(Fault::new(
@@ -193,12 +213,7 @@ impl Metadata {
         c.u32("section description")?;
         let size = c.u64("section size")?;
         let size = usize::try_from(size).map_err(|_| c.fault("section size is absurd"))?;
-        let mut body = c.sub(size, what)?;
-        let base = body.offset();
-        if flags & 1 == 0 {
-            return Ok((Cow::Borrowed(body.bytes(size, what)?), base));
-        }
-        Ok((Cow::Owned(self.header.codec.block(&mut body, what)?), base))
+        Ok((flags & 1 != 0, c.sub(size, what)?))
     }
 
     fn header_info(&mut self, c: &mut Cursor<'_>) -> Parsed<()> {
@@ -243,18 +258,9 @@ impl Metadata {
     }
 
     fn add_format(&mut self, system: &str, text: &[u8]) {
-        let text = String::from_utf8_lossy(text);
-        match EventFormat::parse(system, &text, self.header.long_size) {
-            Ok(f) => {
-                let i = usize::from(f.id);
-                if self.formats.len() <= i {
-                    self.formats.resize_with(i + 1, || None);
-                }
-                self.formats[i] = Some(f);
-            }
-            Err(e) => self
-                .notes
-                .push(format!("event format in system {system} skipped: {e}")),
+        if let Err(e) = self.formats.add(system, text) {
+            self.notes
+                .push(format!("event format in system {system} skipped: {e}"));
         }
     }
 
@@ -274,7 +280,7 @@ impl Metadata {
     }
 
     pub fn format(&self, id: u16) -> Option<&EventFormat> {
-        self.formats.get(usize::from(id))?.as_ref()
+        self.formats.get(id)
     }
 }
 

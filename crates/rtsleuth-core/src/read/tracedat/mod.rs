@@ -24,6 +24,7 @@ mod cpu_stream;
 mod event_format;
 mod fields;
 mod file_header;
+mod format_table;
 mod kallsyms;
 mod metadata;
 mod options;
@@ -205,7 +206,9 @@ struct Plan {
 /// Turns records into events.
 struct Decoder<'m> {
     meta: &'m Metadata,
-    plans: Vec<Plan>,
+    decode: Decode,
+    /// By event id, made when the first record of the id is met.
+    plans: Vec<Option<Plan>>,
     cx: render::Context<'m>,
     payload: String,
     tsc: Option<Tsc2Nsec>,
@@ -221,21 +224,10 @@ impl<'m> Decoder<'m> {
             .options
             .tsc2nsec
             .filter(|_| meta.clock.as_deref() == Some("x86-tsc"));
-        let plans = meta
-            .formats
-            .iter()
-            .map(|f| match f {
-                Some(f) => Plan {
-                    typed: decode.wants(&f.name),
-                    text: decode == Decode::Everything,
-                    fast: typed::Typed::for_format(f),
-                },
-                None => Plan::default(),
-            })
-            .collect();
         Decoder {
             meta,
-            plans,
+            decode,
+            plans: vec![None; meta.formats.id_bound()],
             cx: render::Context {
                 endian: meta.header.endian,
                 long_size: meta.header.long_size,
@@ -282,7 +274,11 @@ impl<'m> Decoder<'m> {
         };
         let name: &str = &format.name;
         let pid = pid as i32;
-        let plan = &self.plans[usize::from(id)];
+        let plan = &*self.plans[usize::from(id)].get_or_insert_with(|| Plan {
+            typed: self.decode.wants(name),
+            text: self.decode == Decode::Everything,
+            fast: typed::Typed::for_format(format),
+        });
         if let Some((next, next_pid)) = plan.fast.as_ref().and_then(|t| t.switched_in(data, e)) {
             self.comms.learn(next_pid, next);
         }
@@ -335,6 +331,11 @@ impl<'m> Decoder<'m> {
             info.notes.push(format!(
                 "{n} records of event id {id} were skipped: the file has no format for that id"
             ));
+        }
+        info.notes.extend(self.meta.formats.failures());
+        if let Some(why) = self.meta.symbols.failure() {
+            info.notes
+                .push(format!("the kallsyms section could not be read {why}"));
         }
         if self.short_records > 0 {
             info.notes.push(format!(
