@@ -114,7 +114,14 @@ impl Wq {
         }
     }
 
-    fn queue(&mut self, ts: Timestamp, work: u64, function: &str, workqueue: &str, target: Option<u32>) {
+    fn queue(
+        &mut self,
+        ts: Timestamp,
+        work: u64,
+        function: &str,
+        workqueue: &str,
+        target: Option<u32>,
+    ) {
         let function = self.functions.id(function);
         let workqueue = self.workqueues.id(workqueue);
         let wq = self.workqueues.get_mut(workqueue);

@@ -91,7 +91,14 @@ mod tests {
     #[test]
     fn keeps_the_largest_in_a_stable_order() {
         let mut w = Worst::new(3);
-        for (key, start, pid) in [(5, 10, 1), (9, 20, 1), (5, 5, 2), (1, 1, 1), (9, 15, 3), (7, 30, 1)] {
+        for (key, start, pid) in [
+            (5, 10, 1),
+            (9, 20, 1),
+            (5, 5, 2),
+            (1, 1, 1),
+            (9, 15, 3),
+            (7, 30, 1),
+        ] {
             w.offer(key, occ(start, pid));
         }
         let got: Vec<_> = w.iter().map(|o| (o.start_ts, o.pid)).collect();

@@ -40,12 +40,15 @@ impl Wq {
         let mut functions: Vec<_> = self.functions.iter().collect();
         functions.sort_by(|a, b| {
             let (ta, tb) = (&a.2.timing, &b.2.timing);
-            (tb.wait.max_ns(), tb.exec.max_ns(), a.1).cmp(&(ta.wait.max_ns(), ta.exec.max_ns(), b.1))
+            (tb.wait.max_ns(), tb.exec.max_ns(), a.1).cmp(&(
+                ta.wait.max_ns(),
+                ta.exec.max_ns(),
+                b.1,
+            ))
         });
         let mut workqueues: Vec<_> = self.workqueues.iter().collect();
-        workqueues.sort_by(|a, b| {
-            (b.2.timing.wait.max_ns(), a.1).cmp(&(a.2.timing.wait.max_ns(), b.1))
-        });
+        workqueues
+            .sort_by(|a, b| (b.2.timing.wait.max_ns(), a.1).cmp(&(a.2.timing.wait.max_ns(), b.1)));
         let mut kworkers: Vec<_> = self.kworkers.iter().collect();
         kworkers.sort_by(|a, b| (b.1.busy_ns, a.0).cmp(&(a.1.busy_ns, b.0)));
 
@@ -119,7 +122,10 @@ impl Wq {
         ];
         let mut warnings = info.warnings();
         if self.functions.iter().next().is_none() {
-            warnings.push("the trace has no workqueue events (record with the workqueue event group enabled)".to_string());
+            warnings.push(
+                "the trace has no workqueue events (record with the workqueue event group enabled)"
+                    .to_string(),
+            );
         }
         let json = json!({
             "schema": "rtsleuth.wq/1",
@@ -161,10 +167,18 @@ impl Wq {
             if kw.len() > NAMED_IN_ROW {
                 named.push(format!("+{} more", kw.len() - NAMED_IN_ROW));
             }
-            let qs: Vec<&str> = f.workqueues.iter().map(|q| self.workqueues.name(*q)).collect();
+            let qs: Vec<&str> = f
+                .workqueues
+                .iter()
+                .map(|q| self.workqueues.name(*q))
+                .collect();
             let mut row = vec![
                 name.to_string(),
-                if qs.is_empty() { "-".into() } else { qs.join(",") },
+                if qs.is_empty() {
+                    "-".into()
+                } else {
+                    qs.join(",")
+                },
                 f.executions.to_string(),
             ];
             row.extend(timing_cells(&f.timing));
@@ -190,7 +204,12 @@ impl Wq {
         for (_, name, q) in &workqueues {
             let mut row = vec![
                 name.to_string(),
-                if Self::bound(&q.targets, info) { "per-cpu" } else { "unbound" }.to_string(),
+                if Self::bound(&q.targets, info) {
+                    "per-cpu"
+                } else {
+                    "unbound"
+                }
+                .to_string(),
                 q.queued.to_string(),
             ];
             row.extend(timing_cells(&q.timing));
@@ -301,7 +320,9 @@ impl Wq {
                 us(o.wait_ns()),
                 us(o.exec_ns()),
                 self.functions.name(o.function).to_string(),
-                o.workqueue.map_or("-", |q| self.workqueues.name(q)).to_string(),
+                o.workqueue
+                    .map_or("-", |q| self.workqueues.name(q))
+                    .to_string(),
                 self.kworker(o.pid),
                 o.cpu.to_string(),
                 o.queue_ts.map_or("-".to_string(), fmt_ts),
@@ -350,7 +371,11 @@ fn timing_cells(t: &Timing) -> Vec<String> {
         avg(w),
         us(w, w.percentile_ns(99.0)),
         us(w, w.max_ns()),
-        if w.count() > 0 { fmt_ts(w.max_at()) } else { "-".into() },
+        if w.count() > 0 {
+            fmt_ts(w.max_at())
+        } else {
+            "-".into()
+        },
         avg(e),
         us(e, e.percentile_ns(99.0)),
         us(e, e.max_ns()),
