@@ -5,7 +5,7 @@
 pub mod explain;
 pub mod latency;
 pub mod stats;
-pub mod wq;
 mod task_names;
+pub mod wq;
 
 pub use task_names::TaskNames;
