@@ -229,20 +229,13 @@ impl Wq {
 
 impl EventSink for Wq {
     fn event(&mut self, ev: &Event<'_>) {
-        self.names.learn(ev.pid, ev.comm);
+        self.names.observe(ev);
         match ev.kind {
             EventKind::SchedSwitch {
-                prev_comm,
-                prev_pid,
-                next_comm,
                 next_pid,
                 next_prio,
                 ..
-            } => {
-                self.names.learn(prev_pid, prev_comm);
-                self.names.learn(next_pid, next_comm);
-                self.rt.switch(ev.cpu, ev.ts, next_pid, next_prio);
-            }
+            } => self.rt.switch(ev.cpu, ev.ts, next_pid, next_prio),
             EventKind::WorkqueueQueueWork {
                 work,
                 function,

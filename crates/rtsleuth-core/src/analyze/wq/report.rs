@@ -140,23 +140,12 @@ impl Wq {
             "warnings": warnings,
         });
 
-        let mut ft = Table::new(
+        let mut ft = timing_table(
             "Work functions, worst wait first (wait = queue -> execute_start, exec = execute_start -> execute_end)",
-            &[
-                ("Function", Align::Left),
-                ("Workqueue", Align::Left),
-                ("Runs", Align::Right),
-                ("Waits", Align::Right),
-                ("Wait avg us", Align::Right),
-                ("p99", Align::Right),
-                ("max", Align::Right),
-                ("Max wait at s", Align::Right),
-                ("Exec avg us", Align::Right),
-                ("p99", Align::Right),
-                ("max", Align::Right),
-                ("Kworkers (runs)", Align::Left),
-            ],
+            &[("Function", Align::Left), ("Workqueue", Align::Left), ("Runs", Align::Right)],
         );
+        ft.columns
+            .push(("Kworkers (runs)".to_string(), Align::Left));
         for (_, name, f) in &functions {
             let kw = by_count(&f.kworkers);
             let mut named: Vec<String> = kw
@@ -185,20 +174,12 @@ impl Wq {
             row.push(named.join(", "));
             ft.rows.push(row);
         }
-        let mut qt = Table::new(
+        let mut qt = timing_table(
             "Workqueues",
             &[
                 ("Workqueue", Align::Left),
                 ("Pool", Align::Left),
                 ("Queued", Align::Right),
-                ("Waits", Align::Right),
-                ("Wait avg us", Align::Right),
-                ("p99", Align::Right),
-                ("max", Align::Right),
-                ("Max wait at s", Align::Right),
-                ("Exec avg us", Align::Right),
-                ("p99", Align::Right),
-                ("max", Align::Right),
             ],
         );
         for (_, name, q) in &workqueues {
@@ -347,6 +328,22 @@ fn dist_json(h: &LatencyHistogram) -> Value {
         "max_us": us(h.max_ns()),
         "max_at_ts": measured.then(|| ts_to_secs(h.max_at())),
     })
+}
+
+/// A table of `leading` columns followed by the columns of [`timing_cells`].
+fn timing_table(title: &str, leading: &[(&str, Align)]) -> Table {
+    let timing = [
+        ("Waits", Align::Right),
+        ("Wait avg us", Align::Right),
+        ("p99", Align::Right),
+        ("max", Align::Right),
+        ("Max wait at s", Align::Right),
+        ("Exec avg us", Align::Right),
+        ("p99", Align::Right),
+        ("max", Align::Right),
+    ];
+    let columns: Vec<(&str, Align)> = leading.iter().chain(&timing).copied().collect();
+    Table::new(title, &columns)
 }
 
 /// Waits, wait avg / p99 / max / max-at, exec avg / p99 / max.
