@@ -130,7 +130,7 @@ fn reference(name: &str) -> Value {
 fn recorded_text_equals_the_reference() {
     let got = wq_of_file("trace.txt.zst");
     assert_eq!(got["schema"], "rtsleuth.wq/1");
-    assert_matches_reference(&got, &reference("trace.txt.expected.json"));
+    assert_matches_reference(&got, &reference("trace.txt.wq.json"));
     // What was injected: refresh_vm_stats works queued for CPU 0 while fifo_burst (SCHED_FIFO
     // 90, 5 ms bursts) held it waited behind it.
     let refresh = entry(&got["functions"], "function", &json!("refresh_vm_stats"));
@@ -168,7 +168,7 @@ fn recorded_text_equals_the_reference() {
 #[test]
 fn recorded_trace_dat_equals_the_reference() {
     let got = wq_of_file("trace.dat");
-    assert_matches_reference(&got, &reference("trace.dat.expected.json"));
+    assert_matches_reference(&got, &reference("trace.dat.wq.json"));
     // The same buffer as the text: the same works, in nanoseconds.
     let text = wq_of_file("trace.txt.zst");
     for k in [
