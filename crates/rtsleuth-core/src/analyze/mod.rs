@@ -6,5 +6,6 @@ pub mod explain;
 pub mod latency;
 pub mod stats;
 mod task_names;
+pub mod wq;
 
 pub use task_names::TaskNames;

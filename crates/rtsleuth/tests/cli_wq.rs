@@ -1,0 +1,71 @@
+//! `rtsleuth wq` end to end on the recorded workqueue trace (tests/fixtures/recorded/wq, whose
+//! figures crates/rtsleuth-core/tests/wq.rs checks against the independent reference): golden
+//! text and JSON, and the same report from the trace.dat of the same buffer.
+
+mod common;
+
+use common::{golden, ok};
+use serde_json::Value;
+
+const TRACE: &str = "tests/fixtures/recorded/wq/trace.txt.zst";
+const DAT: &str = "tests/fixtures/recorded/wq/trace.dat";
+
+#[test]
+fn wq_text() {
+    let out = ok(&["wq", "--top", "5", TRACE]);
+    // The worst wait and its function, the unbound ext4 conversion work.
+    assert!(
+        out.contains(
+            "45748      439  ext4_end_io_rsv_work        ext4-rsv-conversion  kworker/u8:3-3674"
+        ),
+        "{out}"
+    );
+    golden("wq.txt", &out);
+}
+
+#[test]
+fn wq_json() {
+    let out = ok(&["wq", "--json", "--top", "3", TRACE]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["schema"], "rtsleuth.wq/1");
+    assert_eq!(v["trace"]["format"], "ftrace_text");
+    assert_eq!(v["worst_wait"].as_array().unwrap().len(), 3);
+    assert_eq!(v["worst_wait"][0]["wait_us"], 45748.0);
+    assert_eq!(v["counts"]["requeued"], 149);
+    assert_eq!(v["counts"]["unqueued"], 65);
+    golden("wq.json", &out);
+}
+
+/// trace.dat holds the same works with nanosecond times: the same rows in the same order.
+#[test]
+fn wq_trace_dat_has_the_same_rows() {
+    let rows = |path: &str| -> Vec<(String, u64, u64)> {
+        let v: Value = serde_json::from_str(&ok(&["wq", "--json", path])).unwrap();
+        v["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                let n = |k: &str| f[k]["count"].as_u64().unwrap();
+                (
+                    f["function"].as_str().unwrap().to_string(),
+                    n("wait"),
+                    n("exec"),
+                )
+            })
+            .collect()
+    };
+    let text = rows(TRACE);
+    assert_eq!(text.len(), 14);
+    assert_eq!(text[0], ("ext4_end_io_rsv_work".to_string(), 647, 647));
+    assert_eq!(rows(DAT), text);
+}
+
+#[test]
+fn wq_on_a_trace_without_workqueue_events_warns() {
+    let out = ok(&["wq", "tests/fixtures/recorded/variants/trace.txt"]);
+    assert!(
+        out.contains("warning: the trace has no workqueue events"),
+        "{out}"
+    );
+}
