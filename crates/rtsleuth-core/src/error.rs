@@ -41,6 +41,10 @@ pub enum Error {
         hint: &'static str,
     },
 
+    /// An analysis that reads its input twice was given a stream.
+    #[error("{path}: {what} reads the trace twice; give a file, not standard input")]
+    NeedsFile { path: String, what: &'static str },
+
     #[error("{path}: not a trace rtsleuth knows: {why}")]
     NotATrace { path: String, why: String },
 

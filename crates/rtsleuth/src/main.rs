@@ -1,5 +1,7 @@
 //! The `rtsleuth` command: argument parsing and wiring only; all work is in `rtsleuth-core`.
 
+mod graph;
+
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use rtsleuth_core::analyze::explain::{Explain, ExplainOptions};
@@ -71,6 +73,9 @@ enum Command {
         #[arg(long, conflicts_with = "json")]
         csv: bool,
     },
+    /// function_graph time per function, and a slow call tree against a typical one
+    /// (--func F in one trace, or TRACE --compare NORMAL): the extra and slower subtrees.
+    Graph(graph::GraphArgs),
 }
 
 /// Which tasks a per-task command looks at.
@@ -156,6 +161,7 @@ fn run(cli: Cli) -> Result<()> {
             let info = read_trace(&common.trace, &mut latency)?;
             emit(&latency.document(&info), common.json, csv)
         }
+        Command::Graph(args) => graph::run(args),
     }
 }
 

@@ -30,6 +30,9 @@ pub trait GraphSink {
 
     /// CPU `cpu` switched from task `from` to task `to` (a `=>` banner).
     fn switch(&mut self, _cpu: u32, _from: Task<'_>, _to: Task<'_>) {}
+
+    /// Lines were cut here (`[...]`): whatever was open before may never close.
+    fn gap(&mut self) {}
 }
 
 /// What reading told about the trace, beyond the calls.
@@ -110,7 +113,10 @@ impl GraphInfo {
                 t.lines.add(NonEvent::Comment);
             }
             GraphLine::Comment => t.lines.add(NonEvent::Comment),
-            GraphLine::Elided => t.lines.add(NonEvent::Elided),
+            GraphLine::Elided => {
+                t.lines.add(NonEvent::Elided);
+                sink.gap();
+            }
             GraphLine::Blank => t.lines.add(NonEvent::Blank),
             GraphLine::Unparsed => {
                 t.lines.add(NonEvent::Unparsed);
