@@ -43,9 +43,8 @@ pub struct Comparison {
     pub base: Invocation,
     /// The trace the typical invocation came from, when it is not the slow one's.
     pub base_source: Option<String>,
-    /// Invocations of the function the typical one was chosen among, and their median.
+    /// Invocations of the function the typical one was chosen among.
     pub base_invocations: u64,
-    pub base_median_ns: u64,
     pub diff: Differences,
 }
 
@@ -56,7 +55,6 @@ impl Comparison {
         base: Invocation,
         base_source: Option<String>,
         base_invocations: u64,
-        base_median_ns: u64,
     ) -> Comparison {
         let threshold_ns = (opts.threshold_us.max(0.0) * 1000.0).round() as u64;
         Comparison {
@@ -66,7 +64,6 @@ impl Comparison {
             base,
             base_source,
             base_invocations,
-            base_median_ns,
         }
     }
 }
@@ -87,7 +84,7 @@ pub fn analyze(path: &str, opts: &GraphOptions) -> Result<Document> {
         comparison = typical
             .keeper
             .take()
-            .map(|base| Comparison::new(opts, slow, base, None, n, median));
+            .map(|base| Comparison::new(opts, slow, base, None, n));
     }
     let mut doc = report::document(&info, &pass, comparison.as_ref(), opts);
     if comparison.is_none() {
@@ -121,7 +118,7 @@ pub fn analyze_pair(slow_path: &str, base_path: &str, opts: &GraphOptions) -> Re
         comparison = typical
             .keeper
             .take()
-            .map(|base| Comparison::new(opts, slow, base, Some(base_path.to_string()), n, median));
+            .map(|base| Comparison::new(opts, slow, base, Some(base_path.to_string()), n));
     }
     let mut doc = report::document(&info, &pass, comparison.as_ref(), opts);
     if comparison.is_none() {

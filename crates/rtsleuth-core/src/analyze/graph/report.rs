@@ -145,10 +145,9 @@ fn comparison_blocks(c: &Comparison, opts: &GraphOptions) -> Vec<Block> {
             (
                 "typical".into(),
                 format!(
-                    "{} us ({}{from}; nearest the median {} us of {} invocations)",
+                    "{} us ({}{from}; the one nearest the median of {} invocations)",
                     us(c.base.tree.ns),
                     at(&c.base),
-                    us(c.base_median_ns),
                     c.base_invocations
                 ),
             ),
@@ -238,7 +237,6 @@ fn comparison_json(c: &Comparison) -> Value {
         "base": inv(&c.base),
         "base_source": c.base_source,
         "base_invocations": c.base_invocations,
-        "base_median_us": ns_to_us(c.base_median_ns),
         "extra": c.diff.extra.iter().map(lone).collect::<Vec<_>>(),
         "slower": c.diff.slower.iter().map(grown).collect::<Vec<_>>(),
         "missing": c.diff.missing.iter().map(lone).collect::<Vec<_>>(),
