@@ -27,27 +27,13 @@ if [ ! -s "$trace" ]; then
             "$work/funcgraph-lines.txt" >> "$trace"
     done
 fi
-bytes=$(stat -c %s "$trace")
 lines=$(wc -l < "$trace")
-echo "input: $trace, $bytes bytes, $lines lines, $(nproc) CPUs"
+echo "input: $trace, $(stat -c %s "$trace") bytes, $lines lines, $(nproc) CPUs"
 cat "$trace" > /dev/null   # warm the page cache
 
 . bench/lib.sh
-best() {
-    bench_best "$@" || { echo "failed: $*" >&2; cat "$work/stderr" >&2; exit 1; }
-}
-
-floor=$(best wc -l "$trace")
-printf '%-48s %8s %10s %14s %12s\n' command seconds MB/s "x wc -l time" "peak RSS KB"
-row() {
-    local name=$1; shift
-    local s rss
-    s=$(best "$@")
-    rss=$(bench_rss "$@")
-    awk -v n="$name" -v s="$s" -v b="$bytes" -v f="$floor" -v r="$rss" \
-        'BEGIN { printf "%-48s %8.3f %10.0f %14.2f %12s\n", n, s, b/s/1e6, s/f, r }'
-}
-row "wc -l (line floor)" wc -l "$trace"
-row "rtsleuth graph" "$bin/rtsleuth" graph "$trace"
-row "rtsleuth graph --json" "$bin/rtsleuth" graph --json "$trace"
-row "rtsleuth graph --func xen_evtchn_do_upcall (2 passes)" "$bin/rtsleuth" graph --func xen_evtchn_do_upcall "$trace"
+bench_floor_table "$trace"
+bench_row "wc -l (line floor)" wc -l "$trace"
+bench_row "rtsleuth graph" "$bin/rtsleuth" graph "$trace"
+bench_row "rtsleuth graph --json" "$bin/rtsleuth" graph --json "$trace"
+bench_row "rtsleuth graph --func xen_evtchn_do_upcall (2 passes)" "$bin/rtsleuth" graph --func xen_evtchn_do_upcall "$trace"

@@ -42,10 +42,9 @@ pub fn compare(slow: &CallTree, base: &CallTree, threshold_ns: u64) -> Differenc
     let mut d = Differences::default();
     let mut path = vec![slow.name.clone()];
     walk(slow, base, threshold_ns, &mut path, &mut d);
-    d.extra.sort_by(|a, b| b.ns.cmp(&a.ns));
-    d.missing.sort_by(|a, b| b.ns.cmp(&a.ns));
-    d.slower
-        .sort_by(|a, b| b.self_delta_ns.cmp(&a.self_delta_ns));
+    d.extra.sort_by_key(|l| std::cmp::Reverse(l.ns));
+    d.missing.sort_by_key(|l| std::cmp::Reverse(l.ns));
+    d.slower.sort_by_key(|g| std::cmp::Reverse(g.self_delta_ns));
     d
 }
 
@@ -144,7 +143,7 @@ mod tests {
                 t("lock", 100, vec![]),
                 t(
                     "run",
-                    5_000,
+                    12_500,
                     vec![t("start", 7_500, vec![t("enqueue", 1_000, vec![])])],
                 ),
                 t("lock", 200, vec![]),
