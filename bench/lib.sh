@@ -24,3 +24,26 @@ bench_rss() {
         echo -
     fi
 }
+
+# bench_floor_table FILE: times `wc -l FILE` (the line floor, into $floor, with $bytes set to
+# FILE's size) and prints the table header that bench_row rows follow. Aborts on failure.
+bench_floor_table() {
+    bytes=$(stat -c %s "$1")
+    floor=$(bench_must wc -l "$1")
+    printf '%-48s %8s %10s %14s %12s\n' command seconds MB/s "x wc -l time" "peak RSS KB"
+}
+
+# bench_must CMD...: bench_best, but a failed run aborts the script with its stderr.
+bench_must() {
+    bench_best "$@" || { echo "failed: $*" >&2; cat "$work/stderr" >&2; exit 1; }
+}
+
+# bench_row NAME CMD...: one table row: best time, MB/s of $bytes, ratio to $floor, peak RSS.
+bench_row() {
+    local name=$1; shift
+    local s rss
+    s=$(bench_must "$@")
+    rss=$(bench_rss "$@")
+    awk -v n="$name" -v s="$s" -v b="$bytes" -v f="$floor" -v r="$rss" \
+        'BEGIN { printf "%-48s %8.3f %10.0f %14.2f %12s\n", n, s, b/s/1e6, s/f, r }'
+}

@@ -33,6 +33,18 @@ pub enum Error {
         hint: &'static str,
     },
 
+    /// A format rtsleuth reads, given to a command that does not analyse it.
+    #[error("{path}: this is {format}, which this command does not analyse; {hint}")]
+    WrongCommand {
+        path: String,
+        format: &'static str,
+        hint: &'static str,
+    },
+
+    /// An analysis that reads its input twice was given a stream.
+    #[error("{path}: {what} reads the trace twice; give a file, not standard input")]
+    NeedsFile { path: String, what: &'static str },
+
     #[error("{path}: not a trace rtsleuth knows: {why}")]
     NotATrace { path: String, why: String },
 

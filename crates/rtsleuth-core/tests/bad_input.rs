@@ -74,23 +74,6 @@ fn message(err: &Error, path: &Path) -> String {
     msg
 }
 
-/// The input was recognised as `format` and refused with a message naming the file; returns
-/// the hint it gave.
-fn assert_unsupported(err: &Error, path: &Path, format: &str) -> String {
-    let Error::Unsupported {
-        format: f, hint, ..
-    } = err
-    else {
-        panic!(
-            "{}: expected {format} to be unsupported, got {err:?}",
-            path.display()
-        );
-    };
-    assert_eq!(*f, format, "{}", path.display());
-    message(err, path);
-    hint.to_string()
-}
-
 #[test]
 fn empty_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -298,28 +281,52 @@ const FUNCTION_GRAPH: &str = "\
  0)   2.478 us    |        }
 ";
 
+/// The event commands refuse function_graph output and name the command that reads it.
+fn assert_refused_for_graph(err: &Error, path: &Path) {
+    let Error::WrongCommand { format, hint, .. } = err else {
+        panic!("{}: expected a refusal, got {err:?}", path.display());
+    };
+    assert_eq!(*format, "function_graph text", "{}", path.display());
+    assert!(hint.contains("rtsleuth graph"), "{hint}");
+    message(err, path);
+}
+
 #[test]
-fn function_graph_is_unsupported() {
+fn function_graph_is_refused_with_a_hint() {
     let dir = tempfile::tempdir().unwrap();
     let (path, r) = read_bytes_as_file(&dir, "graph.txt", FUNCTION_GRAPH.as_bytes());
-    let hint = assert_unsupported(&r.unwrap_err(), &path, "function_graph text");
-    assert!(hint.contains("nop tracer"), "{hint}");
+    assert_refused_for_graph(&r.unwrap_err(), &path);
 
     // Without its header: recognised from the `CPU)  duration |` shape.
     let body = FUNCTION_GRAPH.split_once("\n\n").unwrap().1;
     let (path, r) = read_bytes_as_file(&dir, "graph-fragment.txt", body.as_bytes());
-    assert_unsupported(&r.unwrap_err(), &path, "function_graph text");
+    assert_refused_for_graph(&r.unwrap_err(), &path);
 }
 
+/// Every function_graph fixture is recognised, header-less fragments, the TIME-column
+/// fragment and the perf-tools files with prose before the output included.
 #[test]
-fn function_graph_realworld_is_unsupported() {
-    for rel in [
-        "kernel-doc-ftrace/extracted/ftrace.rst.L2511.function_graph.txt",
-        "kernel-doc-ftrace/extracted/ftrace.rst.L2619.function_graph.txt",
-        "kernel-doc-ftrace/extracted/ftrace.rst.L2563.function_graph-fragment.txt",
-    ] {
-        let Some(path) = realworld(rel) else { return };
-        assert_unsupported(&read_path(&path).unwrap_err(), &path, "function_graph text");
+fn function_graph_realworld_is_recognised() {
+    let mut rels: Vec<String> = [
+        "ftrace.rst.L2511.function_graph.txt",
+        "ftrace.rst.L2563.function_graph-fragment.txt",
+        "ftrace.rst.L2619.function_graph.txt",
+        "ftrace.rst.L2643.function_graph-fragment.txt",
+        "ftrace.rst.L2675.function_graph-fragment.txt",
+        "ftrace.rst.L2683.function_graph-fragment.txt",
+        "ftrace.rst.L2699.function_graph-fragment.txt",
+        "ftrace.rst.L2725.function_graph-fragment.txt",
+        "ftrace.rst.L2811.function_graph-fragment.txt",
+        "ftrace.rst.L3125.function_graph-fragment.txt",
+    ]
+    .iter()
+    .map(|f| format!("kernel-doc-ftrace/extracted/{f}"))
+    .collect();
+    rels.push("perf-tools/examples/funcgraph_example.txt".into());
+    rels.push("perf-tools/examples/funcslower_example.txt".into());
+    for rel in rels {
+        let Some(path) = realworld(&rel) else { return };
+        assert_refused_for_graph(&read_path(&path).unwrap_err(), &path);
     }
 }
 

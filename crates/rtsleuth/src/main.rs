@@ -1,5 +1,8 @@
 //! The `rtsleuth` command: argument parsing and wiring only; all work is in `rtsleuth-core`.
 
+mod graph;
+mod wq;
+
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use rtsleuth_core::analyze::explain::{Explain, ExplainOptions};
@@ -10,8 +13,6 @@ use rtsleuth_core::read::{self, EventSink, TraceInfo};
 use rtsleuth_core::report::{CsvExporter, Document, Exporter, JsonExporter, TextExporter};
 use std::io::{self, Write};
 use std::process::ExitCode;
-
-mod wq;
 
 /// The reader allocates a large event buffer per block of trace; glibc hands buffers that size
 /// back to the kernel on free, so every block paid page faults again. mimalloc keeps them.
@@ -75,6 +76,9 @@ enum Command {
     },
     /// Workqueue latency per work function, workqueue and kworker: queue -> start, execution.
     Wq(wq::WqArgs),
+    /// function_graph time per function, and a slow call tree against a typical one
+    /// (--func F in one trace, or TRACE --compare NORMAL): the extra and slower subtrees.
+    Graph(graph::GraphArgs),
 }
 
 /// Which tasks a per-task command looks at.
@@ -161,6 +165,7 @@ fn run(cli: Cli) -> Result<()> {
             emit(&latency.document(&info), common.json, csv)
         }
         Command::Wq(args) => wq::run(args),
+        Command::Graph(args) => graph::run(args),
     }
 }
 

@@ -651,3 +651,41 @@ fn explain_text_names_cause_and_culprit() {
     }
     assert!(checked >= 13, "{checked}");
 }
+
+const GRAPH_SLOW: &str = "tests/fixtures/function_graph/abnormal.txt";
+const GRAPH_NORMAL: &str = "tests/fixtures/function_graph/normal.txt";
+
+#[test]
+fn graph_compare_text() {
+    let out = ok(&["graph", GRAPH_SLOW, "--compare", GRAPH_NORMAL, "--top", "8"]);
+    golden("graph-compare.txt", &out);
+}
+
+#[test]
+fn graph_func_json() {
+    let out = ok(&[
+        "graph",
+        GRAPH_SLOW,
+        "--func",
+        "smp_apic_timer_interrupt",
+        "--json",
+    ]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["compare"]["extra"][0]["us"], 7.5);
+    golden("graph-func.json", &out);
+}
+
+#[test]
+fn graph_refusals() {
+    // An event trace given to graph, and a function_graph trace given to stats.
+    let err = fails(&["graph", TRACE], TRACE);
+    assert!(
+        err.contains("`rtsleuth graph` reads function_graph"),
+        "{err}"
+    );
+    let err = fails(&["stats", GRAPH_NORMAL], GRAPH_NORMAL);
+    assert!(err.contains("use `rtsleuth graph`"), "{err}");
+    let out = with_stdin(&["graph", "-", "--func", "f"], GRAPH_NORMAL);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("give a file, not standard input"));
+}

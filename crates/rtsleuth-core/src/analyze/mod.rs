@@ -3,6 +3,7 @@
 //! at the end.
 
 pub mod explain;
+pub mod graph;
 pub mod latency;
 pub mod stats;
 mod task_names;

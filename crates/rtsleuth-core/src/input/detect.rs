@@ -98,8 +98,9 @@ fn looks_like_perfetto(head: &[u8]) -> bool {
         && text_prefix(head).is_none()
 }
 
-/// function_graph output announces itself in the header, or its lines have the
-/// `CPU)  duration |  function` shape.
+/// function_graph output announces itself in the header, or one of its first lines is a
+/// timed call the function_graph reader understands (with or without the TIME and TASK
+/// columns): fragments pasted without a header, and files with prose around the output.
 fn is_function_graph(text: &str) -> bool {
     let mut looked = 0;
     for line in text.lines() {
@@ -114,15 +115,8 @@ fn is_function_graph(text: &str) -> bool {
         if looked > 20 {
             break;
         }
-        if let Some((cpu, rest)) = l.split_once(')') {
-            let cpu = cpu.trim();
-            if !cpu.is_empty()
-                && cpu.bytes().all(|b| b.is_ascii_digit())
-                && rest.contains('|')
-                && (rest.contains(" us ") || rest.trim_start().starts_with('|'))
-            {
-                return true;
-            }
+        if crate::read::function_graph::is_graph_line(line) {
+            return true;
         }
     }
     false

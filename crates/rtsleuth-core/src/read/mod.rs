@@ -2,6 +2,7 @@
 //! [`Event`]s pushed into an [`EventSink`].
 
 pub mod ftrace_text;
+pub mod function_graph;
 mod info;
 pub mod perfetto;
 pub mod tracedat;
@@ -74,7 +75,11 @@ pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo
     let hint = match input.format {
         Format::FtraceText => return ftrace_text::read(input, sink),
         Format::FunctionGraph => {
-            "function_graph output will be read by `rtsleuth graph`; for latency work record events with the nop tracer"
+            return Err(Error::WrongCommand {
+                path: input.name,
+                format: input.format.name(),
+                hint: "use `rtsleuth graph` for it; for latency work record events (sched, irq, timer) with the nop tracer",
+            })
         }
         Format::TraceDat => return tracedat::read(input, sink),
         Format::Perfetto => return perfetto::read(input, sink),

@@ -1,0 +1,101 @@
+//! The columns in front of a function_graph call: the optional absolute TIME
+//! (`funcgraph-abstime`, `360.774522 |`), the CPU (`1)`), and the optional TASK/PID
+//! (`funcgraph-proc`, `sh-4802 |`). The kernel decides per option, not per line, but
+//! tools such as perf-tools' funcslower paste runs with different options into one file, so
+//! every line is read on its own instead of trusting a header.
+
+use crate::event::Timestamp;
+
+/// A task as the graph prints it: `comm-pid` (comm cut to the column width).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Task<'a> {
+    pub comm: &'a str,
+    pub pid: i32,
+}
+
+impl<'a> Task<'a> {
+    /// `sh-4802`, `<idle>-0`, `kworker/0:1-12` (the pid is after the last dash).
+    pub fn parse(cell: &'a str) -> Option<Task<'a>> {
+        let (comm, pid) = cell.trim().rsplit_once('-')?;
+        let pid = pid.parse().ok()?;
+        (!comm.is_empty() && !comm.contains(' ')).then_some(Task { comm, pid })
+    }
+}
+
+/// The leading TIME and CPU of a line, and the text after the CPU's `)`.
+pub struct Lead<'a> {
+    pub ts: Option<Timestamp>,
+    pub cpu: u32,
+    pub rest: &'a str,
+}
+
+/// Splits `[TIME |] CPU)` off a line; `None` when the line does not start like a graph line.
+pub fn lead(line: &str) -> Option<Lead<'_>> {
+    let mut s = line.trim_start();
+    let mut ts = None;
+    if let Some((time, rest)) = s.split_once('|') {
+        if let Some(t) = seconds_to_ns(time.trim()) {
+            ts = Some(t);
+            s = rest.trim_start();
+        }
+    }
+    let close = s.find(')')?;
+    let cpu = &s[..close];
+    if cpu.is_empty() || !cpu.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(Lead {
+        ts,
+        cpu: cpu.parse().ok()?,
+        rest: &s[close + 1..],
+    })
+}
+
+/// `7238523.638008` -> nanoseconds; only the `secs.fraction` form the kernel prints.
+fn seconds_to_ns(text: &str) -> Option<Timestamp> {
+    let (secs, frac) = text.split_once('.')?;
+    let digits = |s: &str| !s.is_empty() && s.len() <= 9 && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(frac) || secs.is_empty() || !secs.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let scale = 10u64.pow(9 - frac.len() as u32);
+    secs.parse::<u64>()
+        .ok()?
+        .checked_mul(1_000_000_000)?
+        .checked_add(frac.parse::<u64>().ok()? * scale)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_cpu_and_task() {
+        let l = lead("7238523.638008 |   0)   0.153 us    |    rcu_irq_enter();").unwrap();
+        assert_eq!((l.ts, l.cpu), (Some(7_238_523_638_008_000), 0));
+        assert_eq!(l.rest, "   0.153 us    |    rcu_irq_enter();");
+        let l = lead(" 3) # 1837.709 us |  }").unwrap();
+        assert_eq!((l.ts, l.cpu), (None, 3));
+        assert_eq!(
+            Task::parse("  <idle>-0   "),
+            Some(Task {
+                comm: "<idle>",
+                pid: 0
+            })
+        );
+        assert_eq!(Task::parse("kworker/0:1-12").map(|t| t.pid), Some(12));
+        assert!(Task::parse("d..1").is_none());
+    }
+
+    #[test]
+    fn not_a_lead() {
+        for line in [
+            "Tracing \"do_nanosleep\"... Ctrl-C to end.",
+            "x) a",
+            "(1) b",
+            "",
+        ] {
+            assert!(lead(line).is_none(), "{line}");
+        }
+    }
+}

@@ -1,0 +1,308 @@
+//! What one line of function_graph output is.
+//!
+//! A call line is `[TIME |] CPU) [TASK-PID |] [DURATION] | <2 + 2*depth spaces>BODY`, where
+//! BODY is `func() {` (entry), `func();` (a leaf, timed on the same line), or `}` (an exit,
+//! timed, optionally with a `/* func */` tail from `funcgraph-tail` and `= value` from
+//! `funcgraph-retval`). Arguments (`funcgraph-args`) sit inside the parentheses. The depth is
+//! read from the indentation, which the kernel prints from the task's return-stack depth:
+//! it lets a reader that starts in the middle of a call tree match exits to entries.
+//!
+//! Around the calls: `==========>` / `<==========` where an interrupt starts and ends,
+//! `------` banners around ` 0) prev-1 => next-2` when the CPU switches tasks, `/* ... */`
+//! comments (trace_printk and events inside the graph), `#` headers, and `[...]` where someone
+//! cut lines when pasting.
+
+use super::columns::{lead, Task};
+use super::duration::{self, Cell};
+use crate::event::Timestamp;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallKind {
+    /// `func() {`: no duration yet.
+    Entry,
+    /// `}`: the duration of the call it closes.
+    Exit,
+    /// `func();`: a call with no traced children, with its duration.
+    Leaf,
+}
+
+/// One call record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Call<'a> {
+    pub kind: CallKind,
+    /// The function; for an exit only when a `/* func */` tail names it.
+    pub name: Option<&'a str>,
+    /// Nesting depth from the indentation (0 = outermost traced call).
+    pub depth: u32,
+    pub cpu: u32,
+    pub task: Option<Task<'a>>,
+    /// Absolute time (`funcgraph-abstime`), when printed.
+    pub ts: Option<Timestamp>,
+    /// Exits and leaves; `None` when the duration column is off (`funcgraph -D`).
+    pub duration_ns: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GraphLine<'a> {
+    Call(Call<'a>),
+    /// ` 0)  prev-1  =>  next-2`: the CPU now runs `to`.
+    Switch {
+        cpu: u32,
+        from: Task<'a>,
+        to: Task<'a>,
+    },
+    /// `==========>` or `<==========`.
+    IrqMarker,
+    /// `#` headers, `------` banner rules, `/* ... */` comments inside the graph.
+    Comment,
+    /// `[...]` or `...`.
+    Elided,
+    Blank,
+    Unparsed,
+}
+
+/// Classifies one line (without its newline).
+pub fn parse_line(line: &str) -> GraphLine<'_> {
+    let trimmed = line.trim();
+    if trimmed.is_empty() {
+        return GraphLine::Blank;
+    }
+    if trimmed.starts_with('#') || (trimmed.len() >= 10 && trimmed.bytes().all(|b| b == b'-')) {
+        return GraphLine::Comment;
+    }
+    if trimmed == "[...]" || trimmed == "..." {
+        return GraphLine::Elided;
+    }
+    lead(line)
+        .and_then(|l| after_cpu(l.cpu, l.ts, l.rest))
+        .unwrap_or(GraphLine::Unparsed)
+}
+
+/// How many cells (TASK/PID, a latency-format flags column) may come before the duration.
+const MAX_LEADING_CELLS: usize = 2;
+
+fn after_cpu<'a>(cpu: u32, ts: Option<Timestamp>, mut rest: &'a str) -> Option<GraphLine<'a>> {
+    let mut task = None;
+    for _ in 0..=MAX_LEADING_CELLS {
+        let Some(bar) = rest.find('|') else {
+            return no_duration_column(cpu, ts, task, rest);
+        };
+        let cell = &rest[..bar];
+        if cell.contains("==========>") || cell.contains("<==========") {
+            return Some(GraphLine::IrqMarker);
+        }
+        if let Some(c) = duration::parse(cell) {
+            let duration_ns = match c {
+                Cell::Ns(ns) => Some(ns),
+                Cell::Blank => None,
+            };
+            return body(&rest[bar + 1..], 2, cpu, ts, task, duration_ns);
+        }
+        let t = cell.trim();
+        if t.contains(char::is_whitespace) {
+            return None;
+        }
+        if task.is_none() {
+            task = Task::parse(t);
+        }
+        rest = &rest[bar + 1..];
+    }
+    None
+}
+
+/// A line with no `|` after the CPU: a task-switch banner, or a call printed without the
+/// duration column (then the body starts one space after the `)`).
+fn no_duration_column<'a>(
+    cpu: u32,
+    ts: Option<Timestamp>,
+    task: Option<Task<'a>>,
+    rest: &'a str,
+) -> Option<GraphLine<'a>> {
+    if let Some((from, to)) = rest.split_once("=>") {
+        let (from, to) = (Task::parse(from)?, Task::parse(to)?);
+        return Some(GraphLine::Switch { cpu, from, to });
+    }
+    body(rest, 1, cpu, ts, task, None)
+}
+
+/// Reads the indentation and the call after the duration's `|` (or the CPU's `)`). `base` is
+/// the indentation of depth 0.
+fn body<'a>(
+    text: &'a str,
+    base: usize,
+    cpu: u32,
+    ts: Option<Timestamp>,
+    task: Option<Task<'a>>,
+    duration_ns: Option<u64>,
+) -> Option<GraphLine<'a>> {
+    let content = text.trim_start_matches(' ');
+    let depth = ((text.len() - content.len()).saturating_sub(base) / 2) as u32;
+    let content = content.trim_end();
+    if content.starts_with("/*") {
+        return Some(GraphLine::Comment);
+    }
+    let call = |kind, name| {
+        Some(GraphLine::Call(Call {
+            kind,
+            name,
+            depth,
+            cpu,
+            task,
+            ts,
+            duration_ns,
+        }))
+    };
+    if let Some(tail) = content.strip_prefix('}') {
+        return call(CallKind::Exit, tail_name(tail));
+    }
+    let (name, _) = content.split_once('(')?;
+    if name.is_empty() || name.contains(char::is_whitespace) {
+        return None;
+    }
+    // A `/* = retval */` after a leaf is not part of its shape.
+    let shape = match content.rfind("/*") {
+        Some(c) if content.ends_with("*/") => content[..c].trim_end(),
+        _ => content,
+    };
+    if shape.ends_with('{') {
+        call(CallKind::Entry, Some(name))
+    } else if shape.ends_with(';') {
+        call(CallKind::Leaf, Some(name))
+    } else {
+        None
+    }
+}
+
+/// The function an exit's `/* func */` tail names: ` /* schedule */`,
+/// ` /* kmem_cache_free() */`, ` /* cgroup_migrate = -22 */` (with `funcgraph-retval`).
+fn tail_name(tail: &str) -> Option<&str> {
+    let inner = tail.trim().strip_prefix("/*")?.strip_suffix("*/")?;
+    let name = inner.split('=').next()?.trim();
+    let name = name.strip_suffix("()").unwrap_or(name);
+    (!name.is_empty()).then_some(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(line: &str) -> Call<'_> {
+        match parse_line(line) {
+            GraphLine::Call(c) => c,
+            other => panic!("{line:?} is {other:?}"),
+        }
+    }
+
+    #[test]
+    fn entries_leaves_exits() {
+        let c = call(" 0)               |    do_sys_open() {");
+        assert_eq!(
+            (c.kind, c.name, c.depth, c.duration_ns),
+            (CallKind::Entry, Some("do_sys_open"), 1, None)
+        );
+        let c = call(" 0)   0.668 us    |        _spin_lock();");
+        assert_eq!(
+            (c.kind, c.name, c.depth, c.duration_ns),
+            (CallKind::Leaf, Some("_spin_lock"), 3, Some(668))
+        );
+        let c = call("3) * 33998.59 us |  } /* schedule_preempt_disabled */");
+        assert_eq!(
+            (c.kind, c.name, c.depth, c.cpu),
+            (CallKind::Exit, Some("schedule_preempt_disabled"), 0, 3)
+        );
+        assert_eq!(c.duration_ns, Some(33_998_590));
+        let c = call("1)   2.861 us    |      } /* putname() */");
+        assert_eq!(c.name, Some("putname"));
+        assert_eq!(call(" 0)   0.990 us    |            }").name, None);
+    }
+
+    #[test]
+    fn retval_args_task_and_time() {
+        let c =
+            call("1)   0.651 us    |      cgroup_migrate_add_task(); /* = 0xffff93fcfd346c00 */");
+        assert_eq!(
+            (c.kind, c.name),
+            (CallKind::Leaf, Some("cgroup_migrate_add_task"))
+        );
+        let c = call("1)   2.335 us    |        } /* cpu_cgroup_can_attach = -22 */");
+        assert_eq!((c.name, c.depth), (Some("cpu_cgroup_can_attach"), 3));
+        let c = call(" 1)               |  do_open(dfd=0xffffff9c, name=0xffff88810a5b8000) {");
+        assert_eq!((c.kind, c.name), (CallKind::Entry, Some("do_open")));
+        let c = call(
+            "0)    sh-4802     |   0.616 us    |                        rcu_process_gp_end();",
+        );
+        assert_eq!(
+            c.task,
+            Some(Task {
+                comm: "sh",
+                pid: 4802
+            })
+        );
+        assert_eq!(c.depth, 11);
+        let c =
+            call("2678112.003180 |   0)  cksum-26695   | ! 8145.268 us |  } /* ext3_readpages */");
+        assert_eq!(
+            (c.ts, c.task.map(|t| t.pid)),
+            (Some(2_678_112_003_180_000), Some(26695))
+        );
+        assert_eq!(
+            (c.name, c.duration_ns),
+            (Some("ext3_readpages"), Some(8_145_268))
+        );
+    }
+
+    #[test]
+    fn no_duration_column() {
+        let c = call(" 1)     getname_flags();");
+        assert_eq!((c.kind, c.depth, c.duration_ns), (CallKind::Leaf, 2, None));
+        assert_eq!(call(" 1) }").kind, CallKind::Exit);
+    }
+
+    #[test]
+    fn around_the_calls() {
+        assert_eq!(
+            parse_line(" 0)  platfor-3210  =>  vmstat-2854  "),
+            GraphLine::Switch {
+                cpu: 0,
+                from: Task {
+                    comm: "platfor",
+                    pid: 3210
+                },
+                to: Task {
+                    comm: "vmstat",
+                    pid: 2854
+                }
+            }
+        );
+        assert_eq!(parse_line(" 1)   ==========> |"), GraphLine::IrqMarker);
+        assert_eq!(parse_line(" 1)   <========== |"), GraphLine::IrqMarker);
+        assert_eq!(
+            parse_line(" ------------------------------------------"),
+            GraphLine::Comment
+        );
+        assert_eq!(
+            parse_line("1)               |                /* I'm a comment! */"),
+            GraphLine::Comment
+        );
+        assert_eq!(
+            parse_line("# CPU  DURATION                  FUNCTION CALLS"),
+            GraphLine::Comment
+        );
+        assert_eq!(parse_line("[...]"), GraphLine::Elided);
+        assert_eq!(parse_line("   "), GraphLine::Blank);
+    }
+
+    #[test]
+    fn prose_and_damage_are_unparsed() {
+        for line in [
+            "Demonstrations of funcgraph, the Linux ftrace version.",
+            "Tracing \"do_nanosleep\"... Ctrl-C to end.",
+            " 0)   0.668 us    |        _spin_lo",
+            " 0)   0.668 us    |",
+            " 0)   0.6x8 us    |   f();",
+            "^C",
+        ] {
+            assert_eq!(parse_line(line), GraphLine::Unparsed, "{line}");
+        }
+    }
+}
