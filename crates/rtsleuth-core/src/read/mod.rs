@@ -3,6 +3,7 @@
 
 pub mod ftrace_text;
 mod info;
+pub mod latency_tracer;
 pub mod perfetto;
 pub mod tracedat;
 
