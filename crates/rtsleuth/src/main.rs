@@ -11,6 +11,8 @@ use rtsleuth_core::report::{CsvExporter, Document, Exporter, JsonExporter, TextE
 use std::io::{self, Write};
 use std::process::ExitCode;
 
+mod irq;
+
 /// The reader allocates a large event buffer per block of trace; glibc hands buffers that size
 /// back to the kernel on free, so every block paid page faults again. mimalloc keeps them.
 #[global_allocator]
@@ -71,6 +73,9 @@ enum Command {
         #[arg(long, conflicts_with = "json")]
         csv: bool,
     },
+    /// Hard IRQ, softirq and hrtimer-callback durations; interrupts-off and preemption-off
+    /// sections (preemptirq events, latency tracers, or inferred from late timer interrupts).
+    Irq(irq::IrqArgs),
 }
 
 /// Which tasks a per-task command looks at.
@@ -156,6 +161,7 @@ fn run(cli: Cli) -> Result<()> {
             let info = read_trace(&common.trace, &mut latency)?;
             emit(&latency.document(&info), common.json, csv)
         }
+        Command::Irq(args) => irq::run(args),
     }
 }
 

@@ -3,7 +3,9 @@
 //! at the end.
 
 pub mod explain;
+pub mod irq;
 pub mod latency;
+mod names;
 pub mod stats;
 mod task_names;
 

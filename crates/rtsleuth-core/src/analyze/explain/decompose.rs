@@ -13,7 +13,7 @@
 
 use super::cause::{Cause, Phase, Source};
 use super::finding::{merge, Component, Culprit, Note};
-use super::names::{NameId, Names};
+use crate::analyze::names::{NameId, Names};
 use super::timeline::{Activity, CpuTimeline, Irq, Stretch, WakeContext};
 use crate::event::Timestamp;
 
