@@ -65,7 +65,13 @@ pub fn lookup<'a>(functions: impl IntoIterator<Item = &'a str>) -> Option<(&'a s
         let name = base_name(f);
         TABLE
             .iter()
-            .find(|(n, exact, _)| if *exact { name == *n } else { name.starts_with(n) })
+            .find(|(n, exact, _)| {
+                if *exact {
+                    name == *n
+                } else {
+                    name.starts_with(n)
+                }
+            })
             .map(|(_, _, k)| (f, *k))
     })
 }
@@ -77,11 +83,17 @@ mod tests {
     #[test]
     fn names_the_console_and_strips_offsets() {
         assert_eq!(base_name("console_unlock+0x1a4/0x2d0"), "console_unlock");
-        assert_eq!(base_name("ttwu_do_activate.constprop.87"), "ttwu_do_activate");
+        assert_eq!(
+            base_name("ttwu_do_activate.constprop.87"),
+            "ttwu_do_activate"
+        );
         let (f, k) = lookup(["_raw_spin_unlock_irqrestore", "console_unlock+0x1a4/0x2d0"]).unwrap();
         assert_eq!(f, "console_unlock+0x1a4/0x2d0");
         assert_eq!(k, CONSOLE);
-        assert_eq!(lookup(["serial8250_console_write"]).map(|x| x.1), Some(CONSOLE));
+        assert_eq!(
+            lookup(["serial8250_console_write"]).map(|x| x.1),
+            Some(CONSOLE)
+        );
         assert_eq!(lookup(["__lock_task_sighand", "do_task_stat"]), None);
     }
 }

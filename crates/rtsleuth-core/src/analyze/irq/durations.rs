@@ -118,11 +118,11 @@ impl Durations {
         let f = stack[depth];
         stack.truncate(depth);
         let i = self.index[&f.key];
-        self.sources[i]
-            .per_cpu
-            .entry(cpu)
-            .or_default()
-            .record_for(ts.saturating_sub(f.start), f.start, f.pid);
+        self.sources[i].per_cpu.entry(cpu).or_default().record_for(
+            ts.saturating_sub(f.start),
+            f.start,
+            f.pid,
+        );
     }
 
     /// When the outermost open interrupt of `cpu` began, if one is open.
@@ -179,7 +179,10 @@ mod tests {
                 (s.key, t.count(), t.max_ns(), t.max_pid())
             })
             .collect();
-        assert_eq!(got, [(Key::Vector(timer), 1, 10, 7), (Key::Hrtimer(cb), 1, 3, 7)]);
+        assert_eq!(
+            got,
+            [(Key::Vector(timer), 1, 10, 7), (Key::Hrtimer(cb), 1, 3, 7)]
+        );
         // The vector's exit is lost: the next interrupt closes over it unmeasured.
         d.enter(1, 300, Key::Vector(timer), 0, (timer, Some(236)), 0);
         d.enter(1, 301, Key::Softirq(1), 0, (cb, None), 0);

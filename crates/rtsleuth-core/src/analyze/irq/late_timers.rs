@@ -221,27 +221,83 @@ mod tests {
         l.expired(e, true);
         let (ns, t) = l.worst.iter().next().copied().unwrap();
         assert_eq!(ns, 663_454);
-        assert_eq!((t.due, t.irq_entry, t.pid, t.witness), (629_884_124_546, 629_884_786_000, 0, None));
+        assert_eq!(
+            (t.due, t.irq_entry, t.pid, t.witness),
+            (629_884_124_546, 629_884_786_000, 0, None)
+        );
         assert!(t.idle());
         assert_eq!(t.kind(), "black_hole");
-        let masked = LateTimer { pid: 12, witness: Some((629_884_500_000, true)), ..t };
+        let masked = LateTimer {
+            pid: 12,
+            witness: Some((629_884_500_000, true)),
+            ..t
+        };
         assert_eq!(masked.kind(), "irqs_off");
-        assert_eq!(LateTimer { witness: None, ..masked }.kind(), "black_hole");
+        assert_eq!(
+            LateTimer {
+                witness: None,
+                ..masked
+            }
+            .kind(),
+            "black_hole"
+        );
         // The same interrupt's second timer is not counted again; soft timers never are.
         l.armed(0x82144063, 629_845_788_023, 629_883_189_000, false);
-        l.expired(Expiry { hrtimer: 0x82144063, ts: 629_884_794_000, ..e }, true);
+        l.expired(
+            Expiry {
+                hrtimer: 0x82144063,
+                ts: 629_884_794_000,
+                ..e
+            },
+            true,
+        );
         l.armed(7, 1, 0, false);
-        l.expired(Expiry { hrtimer: 7, irq_entry: None, ..e }, false);
+        l.expired(
+            Expiry {
+                hrtimer: 7,
+                irq_entry: None,
+                ..e
+            },
+            false,
+        );
         assert_eq!((l.all.count(), l.late), (1, 1));
         // A timer whose traced expiry passed before that interrupt was re-armed unseen.
         l.armed(9, 629_845_000_000, 629_883_000_000, false);
-        l.expired(Expiry { hrtimer: 9, ts: 629_890_000_000, now: 629_851_663_477, irq_entry: Some(629_889_990_000), ..e }, true);
+        l.expired(
+            Expiry {
+                hrtimer: 9,
+                ts: 629_890_000_000,
+                now: 629_851_663_477,
+                irq_entry: Some(629_889_990_000),
+                ..e
+            },
+            true,
+        );
         assert_eq!((l.all.count(), l.late, l.stale), (1, 1, 1));
         // An idle CPU's tick armed from its own interrupt, not by the idle task: stale.
         l.armed(10, 629_845_000_000, 629_870_000_000, false);
-        l.expired(Expiry { hrtimer: 10, ts: 629_900_000_000, irq_entry: None, tick: true, ..e }, true);
+        l.expired(
+            Expiry {
+                hrtimer: 10,
+                ts: 629_900_000_000,
+                irq_entry: None,
+                tick: true,
+                ..e
+            },
+            true,
+        );
         l.armed(11, 629_862_000_000, 629_899_000_000, true);
-        l.expired(Expiry { hrtimer: 11, ts: 629_910_000_000, now: 629_871_663_477, irq_entry: None, tick: true, ..e }, true);
+        l.expired(
+            Expiry {
+                hrtimer: 11,
+                ts: 629_910_000_000,
+                now: 629_871_663_477,
+                irq_entry: None,
+                tick: true,
+                ..e
+            },
+            true,
+        );
         assert_eq!((l.all.count(), l.late, l.stale), (2, 2, 2));
     }
 }

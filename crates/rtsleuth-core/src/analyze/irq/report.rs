@@ -26,7 +26,11 @@ fn kind_info(kind: Kind) -> (&'static str, &'static str, [&'static str; 2]) {
             "x86 vector IRQs (irq_vectors *_entry/*_exit)",
             ["Vector", "Name"],
         ),
-        Kind::Softirq => ("softirqs", "Softirqs (softirq_entry/exit)", ["Vec", "Action"]),
+        Kind::Softirq => (
+            "softirqs",
+            "Softirqs (softirq_entry/exit)",
+            ["Vec", "Action"],
+        ),
         Kind::Hrtimer => (
             "hrtimers",
             "hrtimer callbacks (hrtimer_expire_entry/exit)",
@@ -57,18 +61,32 @@ fn merge(into: &mut Value, extra: Value) {
 }
 
 fn known_json(k: Option<(&str, Known)>) -> Value {
-    k.map_or(Value::Null, |(f, k)| {
-        json!({"function": f, "what": k.what, "advice": k.advice})
-    })
+    k.map_or(
+        Value::Null,
+        |(f, k)| json!({"function": f, "what": k.what, "advice": k.advice}),
+    )
 }
 
-/// Lines that name each known culprit once, with its advice.
-fn known_lines(found: &mut Vec<String>, k: Option<(&str, Known)>) {
-    if let Some((f, k)) = k {
-        let line = format!("{}: {}. Advice: {}.", culprits::base_name(f), k.what, k.advice);
-        if !found.contains(&line) {
-            found.push(line);
+/// The known culprits met, each once with the functions that led to it.
+#[derive(Default)]
+struct Advice(Vec<(Vec<String>, Known)>);
+
+impl Advice {
+    fn add(&mut self, k: Option<(&str, Known)>) {
+        let Some((f, k)) = k else { return };
+        let f = culprits::base_name(f).to_string();
+        match self.0.iter_mut().find(|(_, known)| *known == k) {
+            Some((fs, _)) if !fs.contains(&f) => fs.push(f),
+            Some(_) => {}
+            None => self.0.push((vec![f], k)),
         }
+    }
+
+    fn lines(&self) -> Vec<String> {
+        self.0
+            .iter()
+            .map(|(fs, k)| format!("{}: {}. Advice: {}.", fs.join(", "), k.what, k.advice))
+            .collect()
     }
 }
 
@@ -91,19 +109,29 @@ impl Irq {
             .map(|s| (s, s.total()))
             .filter(|(_, t)| t.count() > 0)
             .collect();
-        v.sort_by(|a, b| b.1.max_ns().cmp(&a.1.max_ns()).then(b.1.count().cmp(&a.1.count())));
+        v.sort_by(|a, b| {
+            b.1.max_ns()
+                .cmp(&a.1.max_ns())
+                .then(b.1.count().cmp(&a.1.count()))
+        });
         v
     }
 
     fn identity(&self, s: &Source) -> (Value, [String; 2]) {
         let name = self.names.get(s.name);
         match s.key {
-            Key::Hardirq(irq) => (json!({"irq": irq, "name": name}), [irq.to_string(), name.into()]),
+            Key::Hardirq(irq) => (
+                json!({"irq": irq, "name": name}),
+                [irq.to_string(), name.into()],
+            ),
             Key::Vector(_) => (
                 json!({"vector": s.vector, "name": name}),
                 [s.vector.map_or("-".into(), |v| v.to_string()), name.into()],
             ),
-            Key::Softirq(vec) => (json!({"vec": vec, "action": name}), [vec.to_string(), name.into()]),
+            Key::Softirq(vec) => (
+                json!({"vec": vec, "action": name}),
+                [vec.to_string(), name.into()],
+            ),
             Key::Hrtimer(_) => (json!({"function": name}), [String::new(), name.into()]),
         }
     }
@@ -145,7 +173,10 @@ impl Irq {
                     c
                 })
                 .collect();
-            merge(&mut v, json!({"max_cpu": max_cpu, "max_task": self.task(total.max_pid()), "per_cpu": per_cpu}));
+            merge(
+                &mut v,
+                json!({"max_cpu": max_cpu, "max_task": self.task(total.max_pid()), "per_cpu": per_cpu}),
+            );
             list.push(v);
             if t.rows.len() < self.opts.top {
                 let mut row: Vec<String> = ids.into();
@@ -175,11 +206,14 @@ impl Irq {
         &self,
         what: &str,
         s: &Sections,
-        advice: &mut Vec<String>,
+        advice: &mut Advice,
         blocks: &mut Vec<Block>,
     ) -> Value {
         let mut t = Table::new(
-            &format!("{what} sections from preemptirq events, longest first ({} measured)", s.all.count()),
+            &format!(
+                "{what} sections from preemptirq events, longest first ({} measured)",
+                s.all.count()
+            ),
             &[
                 ("CPU", Align::Right),
                 ("us", Align::Right),
@@ -200,7 +234,7 @@ impl Irq {
                     self.names.get(x.end_caller),
                 );
                 let known = culprits::lookup([caller, parent, end]);
-                known_lines(advice, known);
+                advice.add(known);
                 t.rows.push(vec![
                     x.cpu.to_string(),
                     fmt_us(ns_to_us(*ns)),
@@ -229,7 +263,10 @@ impl Irq {
         let all = &l.all;
         let mut pairs = vec![
             ("Hard timer interrupts".to_string(), all.count().to_string()),
-            (format!("At least {} us late", fmt_us(threshold_us)), l.late.to_string()),
+            (
+                format!("At least {} us late", fmt_us(threshold_us)),
+                l.late.to_string(),
+            ),
         ];
         if all.count() > 0 {
             pairs.push((
@@ -286,7 +323,10 @@ impl Irq {
             blocks.push(Block::Table(t));
         }
         let mut v = json!({"threshold_us": threshold_us, "late": l.late});
-        merge(&mut v, json!({"distribution": dist_json(all), "worst": list}));
+        merge(
+            &mut v,
+            json!({"distribution": dist_json(all), "worst": list}),
+        );
         v
     }
 
@@ -303,9 +343,15 @@ impl Irq {
         for kind in [Kind::Hardirq, Kind::Vector, Kind::Softirq, Kind::Hrtimer] {
             self.durations_block(kind, &mut json, &mut blocks);
         }
-        let mut advice = Vec::new();
-        json["irqs_off"] = self.sections_block("Interrupts-off", &self.irqs_off, &mut advice, &mut blocks);
-        json["preempt_off"] = self.sections_block("Preemption-off", &self.preempt_off, &mut advice, &mut blocks);
+        let mut advice = Advice::default();
+        json["irqs_off"] =
+            self.sections_block("Interrupts-off", &self.irqs_off, &mut advice, &mut blocks);
+        json["preempt_off"] = self.sections_block(
+            "Preemption-off",
+            &self.preempt_off,
+            &mut advice,
+            &mut blocks,
+        );
         json["irqs_off_distribution"] = dist_json(&self.irqs_off.all);
         json["preempt_off_distribution"] = dist_json(&self.preempt_off.all);
         json["latency_tracer"] = match section {
@@ -313,8 +359,8 @@ impl Irq {
             None => Value::Null,
         };
         json["irqs_off_inferred"] = self.late_block(&mut blocks);
-        if !advice.is_empty() {
-            blocks.push(Block::Lines("Known culprits".into(), advice.clone()));
+        if !advice.0.is_empty() {
+            blocks.push(Block::Lines("Known culprits".into(), advice.lines()));
         }
         json["warnings"] = json!(warnings);
         Document {
@@ -335,7 +381,7 @@ fn evidence(x: &LateTimer) -> String {
     }
 }
 
-fn latency_tracer_block(s: &LatencyTrace, advice: &mut Vec<String>, blocks: &mut Vec<Block>) -> Value {
+fn latency_tracer_block(s: &LatencyTrace, advice: &mut Advice, blocks: &mut Vec<Block>) -> Value {
     let sm = &s.summary;
     let known = culprits::lookup(
         s.started_at
@@ -344,31 +390,57 @@ fn latency_tracer_block(s: &LatencyTrace, advice: &mut Vec<String>, blocks: &mut
             .chain(s.stack.iter())
             .map(String::as_str),
     );
-    known_lines(advice, known);
+    advice.add(known);
     let task = s.task.as_ref();
     let mut pairs = vec![
-        ("Latency".to_string(), format!("{} us on CPU{}", sm.latency_us, sm.cpu)),
+        (
+            "Latency".to_string(),
+            format!("{} us on CPU{}", sm.latency_us, sm.cpu),
+        ),
         (
             "Task".into(),
             task.map_or("-".into(), |t| format!("{}-{}", t.comm, t.pid)),
         ),
-        ("Started at".into(), s.started_at.clone().unwrap_or_else(|| "-".into())),
-        ("Ended at".into(), s.ended_at.clone().unwrap_or_else(|| "-".into())),
+        (
+            "Started at".into(),
+            s.started_at.clone().unwrap_or_else(|| "-".into()),
+        ),
+        (
+            "Ended at".into(),
+            s.ended_at.clone().unwrap_or_else(|| "-".into()),
+        ),
         (
             "Entries".into(),
-            format!("{} of {} recorded ({} printed here)", sm.entries_shown, sm.entries_total, s.entries.len()),
+            format!(
+                "{} of {} recorded ({} printed here)",
+                sm.entries_shown,
+                sm.entries_total,
+                s.entries.len()
+            ),
         ),
     ];
     let steps = s.longest_steps(3);
     for st in &steps {
         pairs.push((
             "Longest step".into(),
-            format!("{} us from {} us: {} {}", fmt_us(ns_to_us(st.ns)), fmt_us(ns_to_us(st.from.time_ns)), st.from.name, st.from.text),
+            format!(
+                "{} us from {} us: {} {}",
+                fmt_us(ns_to_us(st.ns)),
+                fmt_us(ns_to_us(st.from.time_ns)),
+                st.from.name,
+                st.from.text
+            ),
         ));
     }
-    blocks.push(Block::Pairs(format!("Latency tracer `{}`: the worst section it caught", s.tracer), pairs));
+    blocks.push(Block::Pairs(
+        format!("Latency tracer `{}`: the worst section it caught", s.tracer),
+        pairs,
+    ));
     if !s.stack.is_empty() {
-        blocks.push(Block::Lines("Stack where it ended".into(), s.stack.iter().map(|f| format!("=> {f}")).collect()));
+        blocks.push(Block::Lines(
+            "Stack where it ended".into(),
+            s.stack.iter().map(|f| format!("=> {f}")).collect(),
+        ));
     }
     json!({
         "tracer": s.tracer, "latency_us": sm.latency_us as f64, "cpu": sm.cpu,

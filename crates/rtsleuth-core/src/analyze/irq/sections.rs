@@ -128,7 +128,11 @@ mod tests {
         s.disable(1, 11, (c, a), 7); // another CPU is independent
         s.enable(1, 14, a);
         s.enable(0, 30, a);
-        let got: Vec<_> = s.worst.iter().map(|(ns, x)| (*ns, x.cpu, x.caller, x.end_caller)).collect();
+        let got: Vec<_> = s
+            .worst
+            .iter()
+            .map(|(ns, x)| (*ns, x.cpu, x.caller, x.end_caller))
+            .collect();
         assert_eq!(got, [(20, 0, a, a), (3, 1, c, a)]);
         assert_eq!(s.all.count(), 2);
         s.disable(0, 40, (a, b), 1);
