@@ -1,0 +1,68 @@
+//! Helpers shared by the CLI test files: run the binary from the repository root and compare
+//! its output with a golden file (`UPDATE_GOLDEN=1` rewrites them).
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+pub fn rtsleuth() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rtsleuth"));
+    c.current_dir(repo_root());
+    c
+}
+
+pub fn run(args: &[&str]) -> Output {
+    rtsleuth().args(args).output().unwrap()
+}
+
+/// Runs a command that must succeed with nothing on stderr but warnings (which `--json` and
+/// `--csv` print there), and returns its stdout.
+pub fn ok(args: &[&str]) -> String {
+    let out = run(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "rtsleuth {args:?} failed: {stderr}");
+    assert!(
+        stderr.lines().all(|l| l.starts_with("rtsleuth: warning: ")),
+        "rtsleuth {args:?} wrote more than warnings to stderr: {stderr}"
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Compares `got` with the golden file, or rewrites it when `UPDATE_GOLDEN=1`.
+pub fn golden(name: &str, got: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
+    if std::env::var("UPDATE_GOLDEN").as_deref() == Ok("1") {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, got).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (run with UPDATE_GOLDEN=1 to create it)",
+            path.display()
+        )
+    });
+    if want != got {
+        let line = want
+            .lines()
+            .zip(got.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or_else(|| want.lines().count().min(got.lines().count()));
+        panic!(
+            "{name} differs from the golden (first at line {}):\n want: {:?}\n  got: {:?}\n\
+             (UPDATE_GOLDEN=1 rewrites the goldens)",
+            line + 1,
+            want.lines().nth(line),
+            got.lines().nth(line)
+        );
+    }
+}
