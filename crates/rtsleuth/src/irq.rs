@@ -30,5 +30,9 @@ pub fn run(args: IrqArgs) -> Result<()> {
     });
     let input = Input::open(&args.common.trace)?;
     let (info, section) = latency_tracer::read(input, &mut irq)?;
-    emit(&irq.document(&info, section.as_ref()), args.common.json, false)
+    emit(
+        &irq.document(&info, section.as_ref()),
+        args.common.json,
+        false,
+    )
 }

@@ -13,8 +13,14 @@ const FIFO_BELOW: &str = "tests/fixtures/recorded/fifo_below/trace.txt";
 #[test]
 fn irq_text() {
     let out = ok(&["irq", SYNTHETIC]);
-    assert!(out.contains("    1  11000  1000.000200  console_unlock+0x1a4/0x2d0"), "{out}");
-    assert!(out.contains("console_unlock, vprintk_emit: printk writing the kernel log"), "{out}");
+    assert!(
+        out.contains("    1  11000  1000.000200  console_unlock+0x1a4/0x2d0"),
+        "{out}"
+    );
+    assert!(
+        out.contains("console_unlock, vprintk_emit: printk writing the kernel log"),
+        "{out}"
+    );
     golden("irq.txt", &out);
 }
 
@@ -38,11 +44,14 @@ fn irq_recorded_late_timer_and_options() {
     let out = ok(&["irq", "--cpu", "0", "--top", "3", FIFO_BELOW]);
     // The VM delivered cyclictest's timer interrupt 663.454 us late to idle CPU 0.
     assert!(
-        out.contains("    0  663.454  629.884124546  629.884786  hrtimer_wakeup  <idle>-0  black_hole"),
+        out.contains(
+            "    0  663.454  629.884124546  629.884786  hrtimer_wakeup  <idle>-0  black_hole"
+        ),
         "{out}"
     );
     golden("irq-fifo_below-cpu0.txt", &out);
-    let v: Value = serde_json::from_str(&ok(&["irq", "--json", "--late-us", "600", FIFO_BELOW])).unwrap();
+    let v: Value =
+        serde_json::from_str(&ok(&["irq", "--json", "--late-us", "600", FIFO_BELOW])).unwrap();
     assert_eq!(v["irqs_off_inferred"]["late"], 1);
     assert_eq!(v["irqs_off_inferred"]["threshold_us"], 600.0);
     assert_eq!(v["options"]["late_us"], 600.0);
@@ -50,9 +59,13 @@ fn irq_recorded_late_timer_and_options() {
 
 #[test]
 fn irq_latency_tracer_output() {
-    let rel = "../shared/fixtures/realworld/kernel-doc-ftrace/extracted/ftrace.rst.L0904.irqsoff.txt";
+    let rel =
+        "../shared/fixtures/realworld/kernel-doc-ftrace/extracted/ftrace.rst.L0904.irqsoff.txt";
     if !common::repo_root().join(rel).is_file() {
-        assert!(std::env::var_os("CI").is_none(), "{rel} not found and CI is set");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{rel} not found and CI is set"
+        );
         println!("skipped: {rel} not found");
         return;
     }
@@ -69,7 +82,10 @@ fn irq_errors() {
     let out = run(&["irq", "tests/fixtures/irq/no-such-trace.txt"]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.starts_with("rtsleuth: tests/fixtures/irq/no-such-trace.txt: "), "{err}");
+    assert!(
+        err.starts_with("rtsleuth: tests/fixtures/irq/no-such-trace.txt: "),
+        "{err}"
+    );
     let out = run(&["irq", "--late-us", "soon", SYNTHETIC]);
     assert!(!out.status.success());
 }

@@ -7,7 +7,10 @@
 
 use serde_json::Value;
 use std::path::Path;
-use std::process::Command;
+
+mod common;
+
+use common::ok;
 
 const TRACE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -23,21 +26,6 @@ fn trace() -> Option<&'static str> {
     }
     println!("skipped: {TRACE} not found");
     None
-}
-
-/// Runs rtsleuth, which must succeed with nothing but warnings on stderr; returns stdout.
-fn ok(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_rtsleuth"))
-        .args(args)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "rtsleuth {args:?} failed: {stderr}");
-    assert!(
-        stderr.lines().all(|l| l.starts_with("rtsleuth: warning: ")),
-        "rtsleuth {args:?} wrote more than warnings to stderr: {stderr}"
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 #[test]

@@ -38,11 +38,11 @@ mod victim;
 pub use cause::{Cause, Phase, Source};
 pub use clock::HrtimerClock;
 
+use crate::analyze::names::Names;
 use crate::event::{Event, EventKind, Timestamp};
 use crate::read::{Decode, EventSink};
 use decompose::{decompose, WakeUp};
 use finding::Finding;
-use crate::analyze::names::Names;
 use rustc_hash::FxHashMap as HashMap;
 use timeline::CpuTimeline;
 use victim::{Explained, Victim};
