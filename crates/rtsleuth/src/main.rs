@@ -1,6 +1,7 @@
 //! The `rtsleuth` command: argument parsing and wiring only; all work is in `rtsleuth-core`.
 
 mod graph;
+mod irq;
 mod wq;
 
 use anyhow::{Context, Result};
@@ -79,6 +80,9 @@ enum Command {
     /// function_graph time per function, and a slow call tree against a typical one
     /// (--func F in one trace, or TRACE --compare NORMAL): the extra and slower subtrees.
     Graph(graph::GraphArgs),
+    /// Hard IRQ, softirq and hrtimer-callback durations; interrupts-off and preemption-off
+    /// sections (preemptirq events, latency tracers, or inferred from late timer interrupts).
+    Irq(irq::IrqArgs),
 }
 
 /// Which tasks a per-task command looks at.
@@ -166,6 +170,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Wq(args) => wq::run(args),
         Command::Graph(args) => graph::run(args),
+        Command::Irq(args) => irq::run(args),
     }
 }
 

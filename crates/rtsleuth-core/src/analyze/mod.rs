@@ -4,7 +4,9 @@
 
 pub mod explain;
 pub mod graph;
+pub mod irq;
 pub mod latency;
+mod names;
 pub mod stats;
 mod task_names;
 pub mod wq;

@@ -10,6 +10,7 @@ mod detect;
 mod prefetch;
 
 pub use chunks::{Chunk, ChunkReader, MAX_LINE};
+pub(crate) use compression::describe_read_error;
 pub use compression::Compression;
 pub use detect::Format;
 pub use prefetch::Prefetch;
@@ -113,7 +114,7 @@ fn peek(name: &str, mut reader: Box<dyn Read + Send>) -> Result<(Vec<u8>, Box<dy
             Ok(0) => break,
             Ok(n) => filled += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(compression::describe_read_error(name, e)),
+            Err(e) => return Err(describe_read_error(name, e)),
         }
     }
     head.truncate(filled);

@@ -4,6 +4,7 @@
 pub mod ftrace_text;
 pub mod function_graph;
 mod info;
+pub mod latency_tracer;
 pub mod perfetto;
 pub mod tracedat;
 

@@ -13,8 +13,8 @@
 
 use super::cause::{Cause, Phase, Source};
 use super::finding::{merge, Component, Culprit, Note};
-use super::names::{NameId, Names};
 use super::timeline::{Activity, CpuTimeline, Irq, Stretch, WakeContext};
+use crate::analyze::names::{NameId, Names};
 use crate::event::Timestamp;
 
 /// A stretch shorter than this, of an overdue timer or of a lower-priority task keeping the

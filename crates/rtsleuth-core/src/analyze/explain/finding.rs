@@ -1,7 +1,7 @@
 //! One explained wake-up: its times and the components its latency is made of.
 
 use super::cause::{Cause, Phase, Source};
-use super::names::NameId;
+use crate::analyze::names::NameId;
 use crate::event::Timestamp;
 
 /// Who or what a component blames. Names stay ids until a report renders them.

@@ -8,7 +8,7 @@
 //! changes of activity, not with events, and is trimmed to a look-back window: `explain` needs
 //! only the recent past of each CPU, never the whole trace.
 
-use super::names::{NameId, Names};
+use crate::analyze::names::{NameId, Names};
 use crate::event::{Event, EventKind, Flags, Timestamp};
 use std::collections::VecDeque;
 

@@ -1,5 +1,6 @@
 //! Interned names (IRQ names, timer callbacks, softirq actions, preemptirq callers), so the
-//! per-CPU history holds small ids instead of strings and allocates once per distinct name.
+//! per-CPU state of an analysis (explain's history, irq's open frames) holds small ids and allocates
+//! once per distinct name.
 
 use rustc_hash::FxHashMap as HashMap;
 

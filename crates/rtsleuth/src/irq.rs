@@ -1,0 +1,38 @@
+//! `rtsleuth irq`: arguments and wiring.
+
+use crate::{emit, Common};
+use anyhow::Result;
+use clap::Args;
+use rtsleuth_core::analyze::irq::{Irq, IrqOptions};
+use rtsleuth_core::input::Input;
+use rtsleuth_core::read::latency_tracer;
+
+#[derive(Args)]
+pub struct IrqArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Only this CPU.
+    #[arg(long)]
+    cpu: Option<u32>,
+    /// Rows per table and sections per list.
+    #[arg(long, default_value_t = 10)]
+    top: usize,
+    /// A hard timer interrupt at least this late (us) counts as interrupts-off.
+    #[arg(long, value_name = "US", default_value_t = 100.0)]
+    late_us: f64,
+}
+
+pub fn run(args: IrqArgs) -> Result<()> {
+    let mut irq = Irq::new(IrqOptions {
+        cpu: args.cpu,
+        top: args.top,
+        late_us: args.late_us,
+    });
+    let input = Input::open(&args.common.trace)?;
+    let (info, section) = latency_tracer::read(input, &mut irq)?;
+    emit(
+        &irq.document(&info, section.as_ref()),
+        args.common.json,
+        false,
+    )
+}
