@@ -152,14 +152,22 @@ fn recorded_softirq_timer() {
     );
     assert_eq!(timer["max_cpu"], 0);
     assert_eq!(timer["max_task"]["pid"], 13660);
+    assert_matches_reference(&j, "recorded_softirq.expected.json");
+}
+
+/// Every source's count, total and max in `j` equal those of a reference made by
+/// `tests/fixtures/irq/independent_irq.py` (the file named, in that folder).
+fn assert_matches_reference(j: &Value, reference: &str) {
     let want: Value = serde_json::from_str(
         &std::fs::read_to_string(
             Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../tests/fixtures/irq/recorded_softirq.expected.json"),
+                .join("../../tests/fixtures/irq")
+                .join(reference),
         )
         .unwrap(),
     )
     .unwrap();
+    let mut compared = 0;
     for (field, key) in [
         ("softirqs", "vec"),
         ("hardirqs", "irq"),
@@ -181,6 +189,60 @@ fn recorded_softirq_timer() {
                 w["key"]
             );
             assert_eq!(us(&g["max_us"]), us(&w["max_us"]), "{field} {}", w["key"]);
+            compared += 1;
+        }
+        let listed = j[field].as_array().map_or(0, Vec::len);
+        assert_eq!(
+            listed,
+            want[field].as_array().map_or(0, Vec::len),
+            "{field}"
+        );
+    }
+    assert!(compared > 0, "{reference} lists no source");
+}
+
+/// Other people's traces (../shared/fixtures/realworld, tracecompass-incubator): an x86
+/// desktop with the radeon IRQ (28: .336630 -> .336653 and .337335 -> .337352, 23 + 17 us)
+/// and tick_sched_timer callbacks, and an Android phone's RCU and TIMER softirqs; every
+/// source equals the independent reference.
+#[test]
+fn realworld_traces_match_the_independent_reference() {
+    let dir = "tracecompass-incubator/tracetypes/org.eclipse.tracecompass.incubator.ftrace.core.tests/res";
+    for (trace, reference) in [
+        (
+            "trace-critical-path",
+            "realworld_critical_path.expected.json",
+        ),
+        (
+            "trace-android-sched-irq",
+            "realworld_android_sched_irq.expected.json",
+        ),
+    ] {
+        let rel = format!("../shared/fixtures/realworld/{dir}/{trace}");
+        if !Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(&rel)
+            .is_file()
+        {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "{rel} missing and CI is set"
+            );
+            println!("skipped: {rel} not found");
+            return;
+        }
+        let j = irq_json(&rel, IrqOptions::default());
+        assert_matches_reference(&j, reference);
+        if trace == "trace-critical-path" {
+            let radeon = &j["hardirqs"][0];
+            assert_eq!(
+                (
+                    &radeon["name"],
+                    us(&radeon["max_us"]),
+                    us(&radeon["max_at_ts"])
+                ),
+                (&Value::from("radeon"), 23.0, 26186.33663)
+            );
         }
     }
 }
