@@ -33,24 +33,11 @@ echo "input: $trace, $bytes bytes, $lines lines, $(nproc) CPUs"
 cat "$trace" > /dev/null   # warm the page cache
 
 . bench/lib.sh
-best() {   # best wall-clock seconds of $runs runs of "$@", output discarded; abort on failure
-    bench_best "$@" || { echo "failed: $*" >&2; cat "$work/stderr" >&2; exit 1; }
-}
-
-floor=$(best wc -l "$trace")
-printf '%-40s %8s %10s %14s %12s\n' command seconds MB/s "x wc -l time" "peak RSS KB"
-row() {
-    local name=$1; shift
-    local s rss
-    s=$(best "$@")
-    rss=$(bench_rss "$@")
-    awk -v n="$name" -v s="$s" -v b="$bytes" -v f="$floor" -v r="$rss" \
-        'BEGIN { printf "%-40s %8.3f %10.0f %14.2f %12s\n", n, s, b/s/1e6, s/f, r }'
-}
-row "cat (read floor)" cat "$trace"
-row "wc -l (line floor)" wc -l "$trace"
-row "rtsleuth stats" "$bin/rtsleuth" stats "$trace"
-row "rtsleuth latency" "$bin/rtsleuth" latency "$trace"
-row "rtsleuth latency --json" "$bin/rtsleuth" latency --json "$trace"
-row "rtsleuth explain --threshold 100" "$bin/rtsleuth" explain --threshold 100 "$trace"
-row "rtsleuth explain --all --threshold 100" "$bin/rtsleuth" explain --all --threshold 100 "$trace"
+bench_floor_table "$trace"
+bench_row "cat (read floor)" cat "$trace"
+bench_row "wc -l (line floor)" wc -l "$trace"
+bench_row "rtsleuth stats" "$bin/rtsleuth" stats "$trace"
+bench_row "rtsleuth latency" "$bin/rtsleuth" latency "$trace"
+bench_row "rtsleuth latency --json" "$bin/rtsleuth" latency --json "$trace"
+bench_row "rtsleuth explain --threshold 100" "$bin/rtsleuth" explain --threshold 100 "$trace"
+bench_row "rtsleuth explain --all --threshold 100" "$bin/rtsleuth" explain --all --threshold 100 "$trace"
