@@ -57,7 +57,7 @@ pub fn read(input: Input, sink: &mut dyn GraphSink) -> Result<GraphInfo> {
         return Err(Error::WrongCommand {
             path: input.name,
             format: input.format.name(),
-            hint: "`rtsleuth graph` reads function_graph tracer output; use stats, latency or explain for event traces",
+            hint: "`rtsleuth graph` reads function_graph tracer output; event traces go to explain, latency, irq, wq or stats",
         });
     }
     let mapped = input
