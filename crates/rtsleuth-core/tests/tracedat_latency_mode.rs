@@ -21,8 +21,7 @@ fn fixture(name: &str) -> PathBuf {
     Path::new(DIR).join(name)
 }
 
-/// (ts ns, cpu, pid, comm, name, payload).
-type Row = (u64, u32, i32, String, String, String);
+use common::ReportRow as Row;
 
 #[derive(Default)]
 struct Collect(Vec<Row>);
@@ -58,24 +57,8 @@ fn report_rows(report: &str) -> Vec<Row> {
     let re =
         regex::Regex::new(r"^\s*(.*)-(\d+)\s+\[(\d+)\]\s+\S+\s+(\d+)\.(\d{6}):\s+(\w+):\s?(.*)$")
             .unwrap();
-    let rows: Vec<Row> = report
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter_map(|l| {
-            let c = re.captures(l)?;
-            let ts =
-                c[4].parse::<u64>().unwrap() * 1_000_000_000 + c[5].parse::<u64>().unwrap() * 1_000;
-            Some((
-                ts,
-                c[3].parse().unwrap(),
-                c[2].parse().unwrap(),
-                c[1].trim().to_string(),
-                c[6].to_string(),
-                c[7].trim_end().to_string(),
-            ))
-        })
-        .collect();
-    rows
+    // Header lines start with '#'; the regex needs the flags column, so they never match.
+    common::report_rows(report, &re, 1_000)
 }
 
 #[test]
