@@ -81,8 +81,7 @@ fn ours(path: &Path) -> (Collect, TraceInfo) {
     (c, info)
 }
 
-/// (ts, cpu, pid, comm, name, payload) of one `trace-cmd report` line.
-type PeerRow = (u64, u32, i32, String, String, String);
+use common::ReportRow as PeerRow;
 
 /// `trace-cmd report -t [-R]` lines as (ts, cpu, pid, comm, name, payload); `None` when
 /// trace-cmd is not installed (outside CI).
@@ -110,21 +109,7 @@ fn peer(path: &Path, raw: bool) -> Option<Vec<PeerRow>> {
     let text = String::from_utf8_lossy(&out.stdout);
     let re = regex::Regex::new(r"^\s*(.*)-(\d+)\s+\[(\d+)\]\s+(\d+)\.(\d{9}):\s+(\w+):\s?(.*)$")
         .unwrap();
-    let rows: Vec<PeerRow> = text
-        .lines()
-        .filter_map(|l| {
-            let c = re.captures(l)?;
-            let ts = c[4].parse::<u64>().unwrap() * 1_000_000_000 + c[5].parse::<u64>().unwrap();
-            Some((
-                ts,
-                c[3].parse().unwrap(),
-                c[2].parse().unwrap(),
-                c[1].trim().to_string(),
-                c[6].to_string(),
-                c[7].trim().to_string(),
-            ))
-        })
-        .collect();
+    let rows = common::report_rows(&text, &re, 1);
     assert!(
         !rows.is_empty() || text.lines().count() <= 1,
         "no event line of trace-cmd report on {} parsed:\n{}\n{}",

@@ -98,3 +98,28 @@ pub fn assert_latency_matches(trace: &Path, expected: &Value) {
     }
     assert!(compared > 0, "{name}: no task with wake-ups");
 }
+
+/// (ts ns, cpu, pid, comm, name, payload) of one event line of `trace-cmd report` or kernel text.
+pub type ReportRow = (u64, u32, i32, String, String, String);
+
+/// The event lines `re` matches, its groups being comm, pid, cpu, seconds, the fraction
+/// (`unit_ns` nanoseconds each), event name and payload. Not every test crate that includes
+/// this module parses reports.
+#[allow(dead_code)]
+pub fn report_rows(text: &str, re: &regex::Regex, unit_ns: u64) -> Vec<ReportRow> {
+    text.lines()
+        .filter_map(|l| {
+            let c = re.captures(l)?;
+            let ts = c[4].parse::<u64>().unwrap() * 1_000_000_000
+                + c[5].parse::<u64>().unwrap() * unit_ns;
+            Some((
+                ts,
+                c[3].parse().unwrap(),
+                c[2].parse().unwrap(),
+                c[1].trim().to_string(),
+                c[6].to_string(),
+                c[7].trim().to_string(),
+            ))
+        })
+        .collect()
+}

@@ -10,11 +10,11 @@ use super::event_format::EventFormat;
 use super::file_header::FileHeader;
 use super::format_table::FormatTable;
 use super::kallsyms::Symbols;
+use super::latency_text::TextPlace;
 use super::options::{id, Buffer, CpuData, Options};
 use super::printk::PrintkFormats;
 use crate::ring_buffer::PageLayout;
 use std::borrow::Cow;
-use std::ops::Range;
 
 /// Guards against a corrupt count making us loop for a long time over nothing.
 const MAX_FORMATS: u32 = 1 << 16;
@@ -31,7 +31,7 @@ pub struct Metadata {
     pub cpus: Vec<CpuData>,
     pub clock: Option<String>,
     /// A latency-mode file: where its text is.
-    pub latency_text: Option<Range<usize>>,
+    pub latency_text: Option<TextPlace>,
     /// Things that were skipped or look off, for the report's warnings.
     pub notes: Vec<String>,
 }
@@ -94,7 +94,10 @@ impl Metadata {
                     self.options.read(&mut c, 6)?;
                 }
                 b"latency  \0" => {
-                    self.latency_text = Some(c.offset() as usize..bytes.len());
+                    self.latency_text = Some(TextPlace::Plain {
+                        start: c.offset() as usize,
+                        end: bytes.len(),
+                    });
                     return Ok(());
                 }
                 b"flyrecord\0" => {
@@ -174,14 +177,19 @@ impl Metadata {
             };
         }
         if let Some(at) = self.options.text_buffer {
-            match self.section(bytes, at, "latency text")? {
-                (Cow::Borrowed(s), base) => {
-                    self.latency_text = Some(base as usize..base as usize + s.len());
+            let (compressed, mut body) = self.section_body(bytes, at, "latency text")?;
+            let start = body.offset() as usize;
+            let end = start + body.remaining();
+            self.latency_text = Some(if compressed {
+                let count = body.u32("latency text chunk count")?;
+                TextPlace::Chunked {
+                    start: start + 4,
+                    end,
+                    count,
                 }
-                (Cow::Owned(_), _) => self
-                    .notes
-                    .push("compressed latency text is not read".into()),
-            }
+            } else {
+                TextPlace::Plain { start, end }
+            });
         }
         Ok(())
     }

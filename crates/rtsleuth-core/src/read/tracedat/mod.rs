@@ -26,6 +26,7 @@ mod fields;
 mod file_header;
 mod format_table;
 mod kallsyms;
+mod latency_text;
 mod metadata;
 mod options;
 mod printf;
@@ -39,9 +40,10 @@ use super::ftrace_text::{self, payload};
 use super::{Decode, EventSink, TraceInfo};
 use crate::error::{Error, Result};
 use crate::event::{Event, EventKind, Flags};
-use crate::input::Input;
+use crate::input::{Format, Input};
 use bytes::Fault;
 use cpu_stream::{CpuStream, Pending};
+use latency_text::TextStream;
 use metadata::Metadata;
 use options::Tsc2Nsec;
 use rustc_hash::FxHashMap;
@@ -69,10 +71,19 @@ pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo
     let meta = Metadata::parse(&bytes).map_err(malformed)?;
     info.header.trace_cmd_version = Some(meta.header.version);
     info.header.nr_cpus = meta.options.cpu_count.or(Some(meta.cpus.len() as u32));
-    if let Some(text) = meta.latency_text.clone() {
+    if let Some(place) = meta.latency_text.clone() {
         // Latency-tracer files store the tracer's text output as it was.
-        let mut text_info = ftrace_text::read_bytes(&name, bytes[text].to_vec(), 1 << 20, sink)?;
-        text_info.format = info.format;
+        let stream = TextStream::new(bytes, place, meta.header.codec, meta.header.endian);
+        let text = Input {
+            name: name.clone(),
+            format: Format::FtraceText,
+            compression: None,
+            reader: Box::new(stream),
+            file: None,
+        };
+        let mut text_info = ftrace_text::read(text, sink)?;
+        (text_info.format, text_info.compression) = (info.format, info.compression);
+        text_info.bytes = info.bytes;
         text_info.notes.extend(meta.notes);
         return Ok(text_info);
     }
