@@ -16,7 +16,7 @@ use super::info::{LineCounts, TraceInfo, UnparsedLine};
 use super::EventSink;
 use crate::error::{Error, Result};
 use crate::event::Event;
-use crate::input::{Chunk, ChunkReader, Input, Prefetch, MAX_LINE};
+use crate::input::{parse_in_order, window, Chunk, ChunkReader, Input, Prefetch, MAX_LINE};
 
 /// How many unparsed lines are kept as examples.
 const EXAMPLES: usize = 5;
@@ -112,7 +112,7 @@ impl Driver {
                 ctx.flag_layout = self.info.header.flag_layout;
                 header_read = true;
             }
-            parse_in_order(&batch, &ctx, |chunk, parsed| {
+            parse_in_order(&batch, |c| parse_chunk(c, &ctx), |chunk, parsed| {
                 absorb(&mut self.info, chunk, parsed, sink)
             })?;
             for c in batch {
@@ -156,12 +156,6 @@ impl Driver {
     }
 }
 
-/// How many blocks are in flight at once: enough to keep every thread busy, few enough to
-/// bound memory.
-fn window() -> usize {
-    rayon::current_num_threads().max(1) * 8
-}
-
 /// How much of the start of a trace is read as its header; real headers are a few hundred
 /// bytes.
 const HEAD_BYTES: usize = 64 * 1024;
@@ -177,56 +171,6 @@ fn head_of(batch: &[Chunk]) -> Vec<u8> {
         }
     }
     head
-}
-
-/// Parses every block of `batch` as its own task on the thread pool while the calling thread
-/// hands finished blocks to `absorb` in file order, so the sequential sink runs alongside the
-/// parsers instead of taking turns with them. Stops at the first error `absorb` returns.
-fn parse_in_order<'a>(
-    batch: &'a [Chunk],
-    ctx: &LineContext,
-    mut absorb: impl FnMut(&'a Chunk, Parsed<'a>) -> Result<()>,
-) -> Result<()> {
-    let (done, finished) = std::sync::mpsc::channel();
-    rayon::in_place_scope(|scope| {
-        for (i, chunk) in batch.iter().enumerate() {
-            let done = done.clone();
-            scope.spawn(move |_| {
-                // The receiver is gone only when an earlier block failed; nothing to do then.
-                let _ = done.send((i, parse_chunk(chunk, ctx)));
-            });
-        }
-        drop(done);
-        let mut waiting = std::collections::BTreeMap::new();
-        let mut next = 0;
-        while let Some((i, parsed)) = next_finished(&finished) {
-            waiting.insert(i, parsed);
-            while let Some(parsed) = waiting.remove(&next) {
-                absorb(&batch[next], parsed)?;
-                next += 1;
-            }
-        }
-        Ok(())
-    })
-}
-
-/// The next finished block, `None` when all are done. On a thread of the pool itself (a caller
-/// inside `ThreadPool::install`) waiting would starve the parse tasks of that thread, so it
-/// runs pending tasks while it waits; any other thread simply blocks.
-fn next_finished<T>(finished: &std::sync::mpsc::Receiver<T>) -> Option<T> {
-    use std::sync::mpsc::TryRecvError;
-    loop {
-        match finished.try_recv() {
-            Ok(x) => return Some(x),
-            Err(TryRecvError::Disconnected) => return None,
-            Err(TryRecvError::Empty) => {}
-        }
-        match rayon::yield_now() {
-            None => return finished.recv().ok(),
-            Some(rayon::Yield::Executed) => {}
-            Some(rayon::Yield::Idle) => std::thread::yield_now(),
-        }
-    }
 }
 
 /// Hands one parsed block to the sink and folds its counts into the trace info.

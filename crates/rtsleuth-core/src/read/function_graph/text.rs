@@ -1,0 +1,84 @@
+//! Byte-level helpers for the hot path of line classification.
+//!
+//! The graph is ASCII, so looking at bytes (with `memchr` for searches) is several times
+//! cheaper than `str`'s char-decoding trims and pattern searches. Each helper still answers
+//! exactly what its `str` counterpart would on any UTF-8 input: where a non-ASCII character
+//! sits at the edge, it defers to the `str` method.
+
+/// The ASCII characters `char::is_whitespace` accepts (it also accepts vertical tab).
+fn ascii_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\x0B' | b'\x0C' | b'\r')
+}
+
+/// `s.trim_start()`.
+pub fn trim_start(s: &str) -> &str {
+    let n = s.bytes().take_while(|&b| ascii_space(b)).count();
+    let t = &s[n..];
+    if t.as_bytes().first().is_some_and(|&b| b >= 0x80) {
+        t.trim_start()
+    } else {
+        t
+    }
+}
+
+/// `s.trim_end()`.
+pub fn trim_end(s: &str) -> &str {
+    let n = s.bytes().rev().take_while(|&b| ascii_space(b)).count();
+    let t = &s[..s.len() - n];
+    if t.as_bytes().last().is_some_and(|&b| b >= 0x80) {
+        t.trim_end()
+    } else {
+        t
+    }
+}
+
+/// `s.trim()`.
+pub fn trim(s: &str) -> &str {
+    trim_end(trim_start(s))
+}
+
+/// `s.contains(char::is_whitespace)`.
+pub fn has_space(s: &str) -> bool {
+    if s.is_ascii() {
+        s.bytes().any(ascii_space)
+    } else {
+        s.contains(char::is_whitespace)
+    }
+}
+
+/// `s.find(c)` for an ASCII `c`.
+pub fn find(s: &str, c: u8) -> Option<usize> {
+    memchr::memchr(c, s.as_bytes())
+}
+
+/// True when every byte of `s` is an ASCII digit and there is at least one.
+pub fn all_digits(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The helpers agree with `str` on ASCII and Unicode whitespace at either edge.
+    #[test]
+    fn same_answers_as_str() {
+        for s in [
+            "",
+            "   ",
+            " \x0B a b \t",
+            "\u{a0} x\u{2003}",
+            "x \u{3000}",
+            "\u{85}",
+            "é ",
+            " 0.646 us ",
+        ] {
+            assert_eq!(trim_start(s), s.trim_start(), "{s:?}");
+            assert_eq!(trim_end(s), s.trim_end(), "{s:?}");
+            assert_eq!(trim(s), s.trim(), "{s:?}");
+            assert_eq!(has_space(s), s.contains(char::is_whitespace), "{s:?}");
+            assert_eq!(find(s, b'.'), s.find('.'), "{s:?}");
+        }
+        assert!(all_digits("0123") && !all_digits("") && !all_digits("1a"));
+    }
+}
