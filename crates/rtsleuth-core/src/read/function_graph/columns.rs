@@ -44,7 +44,7 @@ pub fn lead(line: &str) -> Option<Lead<'_>> {
     }
     Some(Lead {
         ts,
-        cpu: s[..close].parse().ok()?,
+        cpu: u32::try_from(text::number(&s[..close])?).ok()?,
         rest: &s[close + 1..],
     })
 }
@@ -67,16 +67,15 @@ fn digit_run(s: &str) -> usize {
 }
 
 /// `7238523.638008` -> nanoseconds; only the `secs.fraction` form the kernel prints.
-fn seconds_to_ns(text: &str) -> Option<Timestamp> {
-    let (secs, frac) = text.split_once('.')?;
-    if frac.len() > 9 || !text::all_digits(frac) || !text::all_digits(secs) {
+fn seconds_to_ns(cell: &str) -> Option<Timestamp> {
+    let (secs, frac) = text::split_once(cell, b'.')?;
+    if frac.len() > 9 {
         return None;
     }
     let scale = 10u64.pow(9 - frac.len() as u32);
-    secs.parse::<u64>()
-        .ok()?
+    text::number(secs)?
         .checked_mul(1_000_000_000)?
-        .checked_add(frac.parse::<u64>().ok()? * scale)
+        .checked_add(text::number(frac)? * scale)
 }
 
 #[cfg(test)]

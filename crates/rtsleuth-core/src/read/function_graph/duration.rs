@@ -33,16 +33,16 @@ pub fn parse(cell: &str) -> Option<Cell> {
 
 /// `"12.5"` -> 12 500: whole digits, then up to three decimals (the kernel never prints more).
 fn us_to_ns(number: &str) -> Option<u64> {
-    let (whole, frac) = number.split_once('.').unwrap_or((number, ""));
-    if !text::all_digits(whole) || !(frac.is_empty() || text::all_digits(frac)) || frac.len() > 3 {
+    let (whole, frac) = text::split_once(number, b'.').unwrap_or((number, ""));
+    if frac.len() > 3 {
         return None;
     }
-    let mut ns = whole.parse::<u64>().ok()?.checked_mul(1000)?;
-    if !frac.is_empty() {
-        let scale = 10u64.pow(3 - frac.len() as u32);
-        ns += frac.parse::<u64>().ok()? * scale;
+    let ns = text::number(whole)?.checked_mul(1000)?;
+    if frac.is_empty() {
+        return Some(ns);
     }
-    Some(ns)
+    let scale = 10u64.pow(3 - frac.len() as u32);
+    Some(ns + text::number(frac)? * scale)
 }
 
 #[cfg(test)]

@@ -39,10 +39,10 @@ pub fn trim(s: &str) -> &str {
 
 /// `s.contains(char::is_whitespace)`.
 pub fn has_space(s: &str) -> bool {
-    if s.is_ascii() {
-        s.bytes().any(ascii_space)
-    } else {
-        s.contains(char::is_whitespace)
+    match s.bytes().position(|b| ascii_space(b) || b >= 0x80) {
+        None => false,
+        Some(i) if ascii_space(s.as_bytes()[i]) => true,
+        Some(i) => s[i..].contains(char::is_whitespace),
     }
 }
 
@@ -51,9 +51,22 @@ pub fn find(s: &str, c: u8) -> Option<usize> {
     memchr::memchr(c, s.as_bytes())
 }
 
-/// True when every byte of `s` is an ASCII digit and there is at least one.
-pub fn all_digits(s: &str) -> bool {
-    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+/// `s` as a decimal number when it is only ASCII digits (at least one) and fits: what
+/// `s.parse::<u64>()` accepts, less a leading `+`, which no graph column prints.
+pub fn number(s: &str) -> Option<u64> {
+    if s.is_empty() {
+        return None;
+    }
+    s.bytes().try_fold(0u64, |n, b| {
+        let d = b.wrapping_sub(b'0');
+        (d < 10).then_some(())?;
+        n.checked_mul(10)?.checked_add(u64::from(d))
+    })
+}
+
+/// `s.split_once(c)` for an ASCII `c`.
+pub fn split_once(s: &str, c: u8) -> Option<(&str, &str)> {
+    find(s, c).map(|i| (&s[..i], &s[i + 1..]))
 }
 
 #[cfg(test)]
@@ -79,6 +92,9 @@ mod tests {
             assert_eq!(has_space(s), s.contains(char::is_whitespace), "{s:?}");
             assert_eq!(find(s, b'.'), s.find('.'), "{s:?}");
         }
-        assert!(all_digits("0123") && !all_digits("") && !all_digits("1a"));
+        for s in ["0", "18446744073709551615", "18446744073709551616", "", "1a", "-1"] {
+            assert_eq!(number(s), s.parse::<u64>().ok(), "{s:?}");
+        }
+        assert_eq!(split_once("a.b.c", b'.'), Some(("a", "b.c")));
     }
 }
