@@ -16,7 +16,7 @@ pub const EXAMPLES: usize = 5;
 /// What the sink must see, in order.
 pub enum Record<'a> {
     /// A call and its 1-based line number within the block.
-    Call(Call<'a>, u64),
+    Call(Call<'a>, u32),
     Switch {
         cpu: u32,
         from: Task<'a>,
@@ -81,7 +81,7 @@ impl<'a> Block<'a> {
                         self.cpus.insert(pos, c.cpu);
                     }
                 }
-                self.records.push(Record::Call(c, number));
+                self.records.push(Record::Call(c, number as u32));
             }
             GraphLine::Switch { cpu, from, to } => {
                 self.task_switches += 1;

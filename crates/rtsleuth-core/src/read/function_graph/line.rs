@@ -102,17 +102,16 @@ fn after_cpu<'a>(cpu: u32, ts: Option<Timestamp>, mut rest: &'a str) -> Option<G
             return no_duration_column(cpu, ts, task, rest);
         };
         let cell = &rest[..bar];
-        let arrow = text::find(cell, b'=').is_some()
-            && (cell.contains("==========>") || cell.contains("<=========="));
-        if arrow {
-            return Some(GraphLine::IrqMarker);
-        }
+        // A duration cell holds no `=`, so it is tried first: most cells are durations.
         if let Some(c) = duration::parse(cell) {
             let duration_ns = match c {
                 Cell::Ns(ns) => Some(ns),
                 Cell::Blank => None,
             };
             return body(&rest[bar + 1..], 2, cpu, ts, task, duration_ns);
+        }
+        if cell.contains("==========>") || cell.contains("<==========") {
+            return Some(GraphLine::IrqMarker);
         }
         let t = text::trim(cell);
         if text::has_space(t) {
@@ -171,8 +170,8 @@ fn body<'a>(
     if let Some(tail) = content.strip_prefix('}') {
         return call(CallKind::Exit, tail_name(tail));
     }
-    let name = &content[..text::find(content, b'(')?];
-    if name.is_empty() || text::has_space(name) {
+    let name = text::name_before_paren(content)?;
+    if name.is_empty() {
         return None;
     }
     // A `/* = retval */` after a leaf is not part of its shape.

@@ -111,7 +111,7 @@ impl GraphInfo {
                     if let Some(ts) = c.ts {
                         t.saw_event(ts, c.cpu);
                     }
-                    sink.call(c, base + line);
+                    sink.call(c, base + u64::from(*line));
                 }
                 Record::Switch { cpu, from, to } => sink.switch(*cpu, *from, *to),
                 Record::Gap => sink.gap(),

@@ -46,6 +46,22 @@ pub fn has_space(s: &str) -> bool {
     }
 }
 
+/// What comes before the first `(`, when it holds no whitespace: in one pass, what
+/// `s.split_once('(')` followed by `contains(char::is_whitespace)` on the first part says.
+pub fn name_before_paren(s: &str) -> Option<&str> {
+    // Whitespace is ASCII at or below a space, or not ASCII at all: a byte outside
+    // `!`..=`~` sends the rest of the search to the exact check.
+    let i = s
+        .bytes()
+        .position(|b| b == b'(' || !(b'!'..=b'~').contains(&b))
+        .unwrap_or(s.len());
+    if s.as_bytes().get(i) == Some(&b'(') {
+        return Some(&s[..i]);
+    }
+    let name = &s[..find(s, b'(')?];
+    (!has_space(name)).then_some(name)
+}
+
 /// `s.find(c)` for an ASCII `c`.
 pub fn find(s: &str, c: u8) -> Option<usize> {
     memchr::memchr(c, s.as_bytes())
@@ -96,5 +112,12 @@ mod tests {
             assert_eq!(number(s), s.parse::<u64>().ok(), "{s:?}");
         }
         assert_eq!(split_once("a.b.c", b'.'), Some(("a", "b.c")));
+        for s in ["f() {", "f(a b) {", "f g();", "é(x);", "f\u{a0}();", "f", "(x)", "a\tb()"] {
+            let slow = s
+                .split_once('(')
+                .map(|(n, _)| n)
+                .filter(|n| !n.contains(char::is_whitespace));
+            assert_eq!(name_before_paren(s), slow, "{s:?}");
+        }
     }
 }
