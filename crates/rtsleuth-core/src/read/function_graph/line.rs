@@ -150,7 +150,7 @@ fn body<'a>(
     task: Option<Task<'a>>,
     duration_ns: Option<u64>,
 ) -> Option<GraphLine<'a>> {
-    let indent = after.bytes().take_while(|&b| b == b' ').count();
+    let indent = text::leading_spaces(after);
     let depth = (indent.saturating_sub(base) / 2) as u32;
     let content = text::trim_end(&after[indent..]);
     if content.starts_with("/*") {

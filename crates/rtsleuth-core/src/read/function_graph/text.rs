@@ -10,6 +10,21 @@ fn ascii_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\x0B' | b'\x0C' | b'\r')
 }
 
+/// How many spaces `s` starts with. The graph's indentation runs to dozens of spaces, so
+/// they are counted eight at a time.
+pub fn leading_spaces(s: &str) -> usize {
+    const SPACES: u64 = u64::from_ne_bytes([b' '; 8]);
+    let mut n = 0;
+    for word in s.as_bytes().chunks_exact(8) {
+        let diff = u64::from_le_bytes(word.try_into().expect("8 bytes")) ^ SPACES;
+        if diff != 0 {
+            return n + diff.trailing_zeros() as usize / 8;
+        }
+        n += 8;
+    }
+    n + s.as_bytes()[n..].iter().take_while(|&&b| b == b' ').count()
+}
+
 /// `s.trim_start()`.
 pub fn trim_start(s: &str) -> &str {
     let n = s.bytes().take_while(|&b| ascii_space(b)).count();
@@ -107,11 +122,17 @@ mod tests {
             assert_eq!(trim(s), s.trim(), "{s:?}");
             assert_eq!(has_space(s), s.contains(char::is_whitespace), "{s:?}");
             assert_eq!(find(s, b'.'), s.find('.'), "{s:?}");
+            assert_eq!(leading_spaces(s), s.len() - s.trim_start_matches(' ').len());
         }
         for s in ["0", "18446744073709551615", "18446744073709551616", "", "1a", "-1"] {
             assert_eq!(number(s), s.parse::<u64>().ok(), "{s:?}");
         }
         assert_eq!(split_once("a.b.c", b'.'), Some(("a", "b.c")));
+        for n in 0..20 {
+            let s = format!("{}x{}", " ".repeat(n), " ".repeat(9));
+            assert_eq!(leading_spaces(&s), n);
+            assert_eq!(leading_spaces(&" ".repeat(n)), n);
+        }
         for s in ["f() {", "f(a b) {", "f g();", "é(x);", "f\u{a0}();", "f", "(x)", "a\tb()"] {
             let slow = s
                 .split_once('(')
