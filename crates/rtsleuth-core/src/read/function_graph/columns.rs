@@ -58,7 +58,7 @@ fn time_column(s: &str) -> Option<(Timestamp, &str)> {
     }
     let end = secs + 1 + digit_run(&s[secs + 1..]);
     let rest = text::trim_start(&s[end..]).strip_prefix('|')?;
-    Some((seconds_to_ns(&s[..end])?, rest))
+    Some((seconds_to_ns(&s[..secs], &s[secs + 1..end])?, rest))
 }
 
 /// How many ASCII digits `s` starts with.
@@ -66,9 +66,8 @@ fn digit_run(s: &str) -> usize {
     s.bytes().take_while(u8::is_ascii_digit).count()
 }
 
-/// `7238523.638008` -> nanoseconds; only the `secs.fraction` form the kernel prints.
-fn seconds_to_ns(cell: &str) -> Option<Timestamp> {
-    let (secs, frac) = text::split_once(cell, b'.')?;
+/// `7238523` and `638008` -> nanoseconds; only the `secs.fraction` form the kernel prints.
+fn seconds_to_ns(secs: &str, frac: &str) -> Option<Timestamp> {
     if frac.len() > 9 {
         return None;
     }
