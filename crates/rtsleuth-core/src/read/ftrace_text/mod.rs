@@ -112,9 +112,11 @@ impl Driver {
                 ctx.flag_layout = self.info.header.flag_layout;
                 header_read = true;
             }
-            parse_in_order(&batch, |c| parse_chunk(c, &ctx), |chunk, parsed| {
-                absorb(&mut self.info, chunk, parsed, sink)
-            })?;
+            parse_in_order(
+                &batch,
+                |c| parse_chunk(c, &ctx),
+                |chunk, parsed| absorb(&mut self.info, chunk, parsed, sink),
+            )?;
             for c in batch {
                 self.chunks.recycle(c);
             }

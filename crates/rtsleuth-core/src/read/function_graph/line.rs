@@ -175,7 +175,11 @@ fn body<'a>(
         return None;
     }
     // A `/* = retval */` after a leaf is not part of its shape.
-    let shape = match content.ends_with("*/").then(|| content.rfind("/*")).flatten() {
+    let shape = match content
+        .ends_with("*/")
+        .then(|| content.rfind("/*"))
+        .flatten()
+    {
         Some(c) => text::trim_end(&content[..c]),
         None => content,
     };

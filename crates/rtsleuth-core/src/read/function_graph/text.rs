@@ -132,7 +132,14 @@ mod tests {
             assert_eq!(find(s, b'.'), s.find('.'), "{s:?}");
             assert_eq!(leading_spaces(s), s.len() - s.trim_start_matches(' ').len());
         }
-        for s in ["0", "18446744073709551615", "18446744073709551616", "", "1a", "-1"] {
+        for s in [
+            "0",
+            "18446744073709551615",
+            "18446744073709551616",
+            "",
+            "1a",
+            "-1",
+        ] {
             assert_eq!(number(s), s.parse::<u64>().ok(), "{s:?}");
         }
         assert_eq!(split_once("a.b.c", b'.'), Some(("a", "b.c")));
@@ -141,7 +148,16 @@ mod tests {
             assert_eq!(leading_spaces(&s), n);
             assert_eq!(leading_spaces(&" ".repeat(n)), n);
         }
-        for s in ["f() {", "f(a b) {", "f g();", "é(x);", "f\u{a0}();", "f", "(x)", "a\tb()"] {
+        for s in [
+            "f() {",
+            "f(a b) {",
+            "f g();",
+            "é(x);",
+            "f\u{a0}();",
+            "f",
+            "(x)",
+            "a\tb()",
+        ] {
             let slow = s
                 .split_once('(')
                 .map(|(n, _)| n)
