@@ -10,7 +10,7 @@ mod detect;
 mod ordered;
 mod prefetch;
 
-pub use chunks::{Chunk, ChunkReader, MAX_LINE};
+pub use chunks::{BlockLine, Chunk, ChunkReader, MAX_LINE};
 pub(crate) use compression::describe_read_error;
 pub use compression::Compression;
 pub use detect::Format;

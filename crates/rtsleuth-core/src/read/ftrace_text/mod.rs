@@ -16,7 +16,9 @@ use super::info::{LineCounts, TraceInfo, UnparsedLine};
 use super::EventSink;
 use crate::error::{Error, Result};
 use crate::event::Event;
-use crate::input::{parse_in_order, window, Chunk, ChunkReader, Input, Prefetch, MAX_LINE};
+use crate::input::{
+    parse_in_order, window, BlockLine, Chunk, ChunkReader, Input, Prefetch, MAX_LINE,
+};
 
 /// How many unparsed lines are kept as examples.
 const EXAMPLES: usize = 5;
@@ -226,32 +228,19 @@ fn truncate(s: &str, n: usize) -> &str {
 }
 
 fn parse_chunk<'a>(chunk: &'a Chunk, ctx: &LineContext) -> Parsed<'a> {
-    let data = &chunk.data[..];
     let mut p = Parsed {
-        records: Vec::with_capacity(data.len() / 120),
+        records: Vec::with_capacity(chunk.data.len() / 120),
         ..Parsed::default()
     };
-    // Validating the whole block at once is much cheaper than line by line; only a block with
-    // bad bytes falls back to checking each line.
-    let valid = std::str::from_utf8(data).is_ok();
-    let mut start = 0;
     let mut line_no = 0u64;
-    while start < data.len() {
-        let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i);
+    for BlockLine { offset, raw, text } in chunk.lines() {
         line_no += 1;
         p.counts.total += 1;
-        let raw = &data[start..end];
         if raw.len() > MAX_LINE {
-            p.overlong = Some((line_no, start as u64));
+            p.overlong = Some((line_no, offset as u64));
             return p;
         }
-        let text = if valid {
-            // SAFETY: `data` is valid UTF-8 and `raw` is cut from it at ASCII newlines, which
-            // are character boundaries.
-            Ok(unsafe { std::str::from_utf8_unchecked(raw) })
-        } else {
-            std::str::from_utf8(raw)
-        };
+        let text = text.ok_or(());
         let parsed = text.map(|text| (text, parse_line(text, ctx)));
         match parsed {
             Ok((_, Line::Event(ev, unit))) => {
@@ -286,7 +275,6 @@ fn parse_chunk<'a>(chunk: &'a Chunk, ctx: &LineContext) -> Parsed<'a> {
                 }
             }
         }
-        start = end + 1;
     }
     p
 }

@@ -42,30 +42,16 @@ pub struct Block<'a> {
 
 /// Classifies every line of `chunk`.
 pub fn parse_block(chunk: &Chunk) -> Block<'_> {
-    let data = &chunk.data[..];
     let mut b = Block {
         // About one record per 70-byte line in real graphs; a guess saves the regrowth.
-        records: Vec::with_capacity(data.len() / 64),
+        records: Vec::with_capacity(chunk.data.len() / 64),
         ..Block::default()
     };
-    // Validating the whole block at once is much cheaper than line by line; only a block with
-    // bad bytes falls back to checking each line.
-    let valid = std::str::from_utf8(data).is_ok();
-    let mut start = 0;
-    while start < data.len() {
-        let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i);
-        let raw = &data[start..end];
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        let parsed = if valid {
-            // SAFETY: `data` is valid UTF-8 and `raw` is cut from it at ASCII bytes, which
-            // are character boundaries.
-            parse_line(unsafe { std::str::from_utf8_unchecked(raw) })
-        } else {
-            std::str::from_utf8(raw).map_or(GraphLine::Unparsed, parse_line)
-        };
+    for line in chunk.lines() {
+        let raw = line.raw.strip_suffix(b"\r").unwrap_or(line.raw);
+        let text = line.text.map(|t| t.strip_suffix('\r').unwrap_or(t));
         b.counts.total += 1;
-        b.add(parsed, raw);
-        start = end + 1;
+        b.add(text.map_or(GraphLine::Unparsed, parse_line), raw);
     }
     b
 }
