@@ -40,6 +40,47 @@ pub enum Bytes {
     Mapped(Arc<Mmap>, Range<usize>),
 }
 
+/// One line of a block.
+pub struct BlockLine<'a> {
+    /// Byte offset of the line in the block.
+    pub offset: usize,
+    /// The line without its newline.
+    pub raw: &'a [u8],
+    /// The line as text, when it is UTF-8.
+    pub text: Option<&'a str>,
+}
+
+impl Chunk {
+    /// The lines of the block, in order. Validating the whole block at once is much cheaper
+    /// than line by line; only a block with bad bytes falls back to checking each line.
+    pub fn lines(&self) -> impl Iterator<Item = BlockLine<'_>> {
+        let data = &self.data[..];
+        let valid = std::str::from_utf8(data).is_ok();
+        let mut start = 0;
+        std::iter::from_fn(move || {
+            if start >= data.len() {
+                return None;
+            }
+            let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i);
+            let raw = &data[start..end];
+            let text = if valid {
+                // SAFETY: `data` is valid UTF-8 and `raw` is cut from it at ASCII newlines,
+                // which are character boundaries.
+                Some(unsafe { std::str::from_utf8_unchecked(raw) })
+            } else {
+                std::str::from_utf8(raw).ok()
+            };
+            let line = BlockLine {
+                offset: start,
+                raw,
+                text,
+            };
+            start = end + 1;
+            Some(line)
+        })
+    }
+}
+
 impl Deref for Bytes {
     type Target = [u8];
 

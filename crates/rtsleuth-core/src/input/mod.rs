@@ -7,12 +7,14 @@
 mod chunks;
 mod compression;
 mod detect;
+mod ordered;
 mod prefetch;
 
-pub use chunks::{Chunk, ChunkReader, MAX_LINE};
+pub use chunks::{BlockLine, Chunk, ChunkReader, MAX_LINE};
 pub(crate) use compression::describe_read_error;
 pub use compression::Compression;
 pub use detect::Format;
+pub(crate) use ordered::{parse_in_order, window};
 pub use prefetch::Prefetch;
 
 use crate::error::{Error, Result};

@@ -18,9 +18,33 @@ pub struct Functions {
 pub struct FuncStats {
     /// Samples are "at" their line number, so `max_at` is the line of the slowest call.
     pub inclusive: LatencyHistogram,
-    pub exclusive: LatencyHistogram,
+    /// Only the total and the maximum of self time are reported: no distribution is needed,
+    /// and a histogram sample per call would be a tenth of the time of a whole pass.
+    pub exclusive: SelfTime,
     /// The absolute time of the slowest call (`funcgraph-abstime`).
     pub max_ts: Option<Timestamp>,
+}
+
+/// Self time of every completed call of a function; they are as many as its inclusive samples.
+#[derive(Default)]
+pub struct SelfTime {
+    sum_ns: u128,
+    max_ns: u64,
+}
+
+impl SelfTime {
+    fn record(&mut self, ns: u64) {
+        self.sum_ns += u128::from(ns);
+        self.max_ns = self.max_ns.max(ns);
+    }
+
+    pub fn sum_ns(&self) -> u128 {
+        self.sum_ns
+    }
+
+    pub fn max_ns(&self) -> u64 {
+        self.max_ns
+    }
 }
 
 impl Functions {
@@ -49,7 +73,7 @@ impl Functions {
     ) {
         let s = &mut self.stats[id as usize];
         s.inclusive.record(inclusive_ns, line);
-        s.exclusive.record(exclusive_ns, line);
+        s.exclusive.record(exclusive_ns);
         if s.inclusive.max_at() == line {
             s.max_ts = ts;
         }

@@ -96,11 +96,19 @@ fn function_table(funcs: &[(&str, &FuncStats)], top: usize) -> Table {
             s.max_ts
                 .map_or_else(|| format!("line {}", i.max_at()), fmt_ts),
             fmt_us(e.sum_ns() as f64 / 1e3),
-            format!("{:.3}", e.avg_ns() / 1e3),
+            format!("{:.3}", self_avg_ns(s) / 1e3),
             us(e.max_ns()),
         ]);
     }
     t
+}
+
+/// Average self time per call (every timed call has both).
+fn self_avg_ns(s: &FuncStats) -> f64 {
+    match s.inclusive.count() {
+        0 => 0.0,
+        n => s.exclusive.sum_ns() as f64 / n as f64,
+    }
 }
 
 fn function_json(name: &str, s: &FuncStats) -> Value {
@@ -116,7 +124,7 @@ fn function_json(name: &str, s: &FuncStats) -> Value {
         "max_at_line": i.max_at(),
         "max_at_ts": s.max_ts.map(ts_to_secs),
         "self_total_us": e.sum_ns() as f64 / 1e3,
-        "self_avg_us": e.avg_ns() / 1e3,
+        "self_avg_us": self_avg_ns(s) / 1e3,
         "self_max_us": ns_to_us(e.max_ns()),
     })
 }

@@ -16,7 +16,9 @@ use super::info::{LineCounts, TraceInfo, UnparsedLine};
 use super::EventSink;
 use crate::error::{Error, Result};
 use crate::event::Event;
-use crate::input::{Chunk, ChunkReader, Input, Prefetch, MAX_LINE};
+use crate::input::{
+    parse_in_order, window, BlockLine, Chunk, ChunkReader, Input, Prefetch, MAX_LINE,
+};
 
 /// How many unparsed lines are kept as examples.
 const EXAMPLES: usize = 5;
@@ -112,9 +114,11 @@ impl Driver {
                 ctx.flag_layout = self.info.header.flag_layout;
                 header_read = true;
             }
-            parse_in_order(&batch, &ctx, |chunk, parsed| {
-                absorb(&mut self.info, chunk, parsed, sink)
-            })?;
+            parse_in_order(
+                &batch,
+                |c| parse_chunk(c, &ctx),
+                |chunk, parsed| absorb(&mut self.info, chunk, parsed, sink),
+            )?;
             for c in batch {
                 self.chunks.recycle(c);
             }
@@ -156,12 +160,6 @@ impl Driver {
     }
 }
 
-/// How many blocks are in flight at once: enough to keep every thread busy, few enough to
-/// bound memory.
-fn window() -> usize {
-    rayon::current_num_threads().max(1) * 8
-}
-
 /// How much of the start of a trace is read as its header; real headers are a few hundred
 /// bytes.
 const HEAD_BYTES: usize = 64 * 1024;
@@ -177,56 +175,6 @@ fn head_of(batch: &[Chunk]) -> Vec<u8> {
         }
     }
     head
-}
-
-/// Parses every block of `batch` as its own task on the thread pool while the calling thread
-/// hands finished blocks to `absorb` in file order, so the sequential sink runs alongside the
-/// parsers instead of taking turns with them. Stops at the first error `absorb` returns.
-fn parse_in_order<'a>(
-    batch: &'a [Chunk],
-    ctx: &LineContext,
-    mut absorb: impl FnMut(&'a Chunk, Parsed<'a>) -> Result<()>,
-) -> Result<()> {
-    let (done, finished) = std::sync::mpsc::channel();
-    rayon::in_place_scope(|scope| {
-        for (i, chunk) in batch.iter().enumerate() {
-            let done = done.clone();
-            scope.spawn(move |_| {
-                // The receiver is gone only when an earlier block failed; nothing to do then.
-                let _ = done.send((i, parse_chunk(chunk, ctx)));
-            });
-        }
-        drop(done);
-        let mut waiting = std::collections::BTreeMap::new();
-        let mut next = 0;
-        while let Some((i, parsed)) = next_finished(&finished) {
-            waiting.insert(i, parsed);
-            while let Some(parsed) = waiting.remove(&next) {
-                absorb(&batch[next], parsed)?;
-                next += 1;
-            }
-        }
-        Ok(())
-    })
-}
-
-/// The next finished block, `None` when all are done. On a thread of the pool itself (a caller
-/// inside `ThreadPool::install`) waiting would starve the parse tasks of that thread, so it
-/// runs pending tasks while it waits; any other thread simply blocks.
-fn next_finished<T>(finished: &std::sync::mpsc::Receiver<T>) -> Option<T> {
-    use std::sync::mpsc::TryRecvError;
-    loop {
-        match finished.try_recv() {
-            Ok(x) => return Some(x),
-            Err(TryRecvError::Disconnected) => return None,
-            Err(TryRecvError::Empty) => {}
-        }
-        match rayon::yield_now() {
-            None => return finished.recv().ok(),
-            Some(rayon::Yield::Executed) => {}
-            Some(rayon::Yield::Idle) => std::thread::yield_now(),
-        }
-    }
 }
 
 /// Hands one parsed block to the sink and folds its counts into the trace info.
@@ -280,32 +228,19 @@ fn truncate(s: &str, n: usize) -> &str {
 }
 
 fn parse_chunk<'a>(chunk: &'a Chunk, ctx: &LineContext) -> Parsed<'a> {
-    let data = &chunk.data[..];
     let mut p = Parsed {
-        records: Vec::with_capacity(data.len() / 120),
+        records: Vec::with_capacity(chunk.data.len() / 120),
         ..Parsed::default()
     };
-    // Validating the whole block at once is much cheaper than line by line; only a block with
-    // bad bytes falls back to checking each line.
-    let valid = std::str::from_utf8(data).is_ok();
-    let mut start = 0;
     let mut line_no = 0u64;
-    while start < data.len() {
-        let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i);
+    for BlockLine { offset, raw, text } in chunk.lines() {
         line_no += 1;
         p.counts.total += 1;
-        let raw = &data[start..end];
         if raw.len() > MAX_LINE {
-            p.overlong = Some((line_no, start as u64));
+            p.overlong = Some((line_no, offset as u64));
             return p;
         }
-        let text = if valid {
-            // SAFETY: `data` is valid UTF-8 and `raw` is cut from it at ASCII newlines, which
-            // are character boundaries.
-            Ok(unsafe { std::str::from_utf8_unchecked(raw) })
-        } else {
-            std::str::from_utf8(raw)
-        };
+        let text = text.ok_or(());
         let parsed = text.map(|text| (text, parse_line(text, ctx)));
         match parsed {
             Ok((_, Line::Event(ev, unit))) => {
@@ -340,7 +275,6 @@ fn parse_chunk<'a>(chunk: &'a Chunk, ctx: &LineContext) -> Parsed<'a> {
                 }
             }
         }
-        start = end + 1;
     }
     p
 }

@@ -4,6 +4,7 @@
 //! tools such as perf-tools' funcslower paste runs with different options into one file, so
 //! every line is read on its own instead of trusting a header.
 
+use super::text;
 use crate::event::Timestamp;
 
 /// A task as the graph prints it: `comm-pid` (comm cut to the column width).
@@ -16,7 +17,7 @@ pub struct Task<'a> {
 impl<'a> Task<'a> {
     /// `sh-4802`, `<idle>-0`, `kworker/0:1-12` (the pid is after the last dash).
     pub fn parse(cell: &'a str) -> Option<Task<'a>> {
-        let (comm, pid) = cell.trim().rsplit_once('-')?;
+        let (comm, pid) = text::trim(cell).rsplit_once('-')?;
         let pid = pid.parse().ok()?;
         (!comm.is_empty() && !comm.contains(' ')).then_some(Task { comm, pid })
     }
@@ -31,38 +32,49 @@ pub struct Lead<'a> {
 
 /// Splits `[TIME |] CPU)` off a line; `None` when the line does not start like a graph line.
 pub fn lead(line: &str) -> Option<Lead<'_>> {
-    let mut s = line.trim_start();
+    let mut s = text::trim_start(line);
     let mut ts = None;
-    if let Some((time, rest)) = s.split_once('|') {
-        if let Some(t) = seconds_to_ns(time.trim()) {
-            ts = Some(t);
-            s = rest.trim_start();
-        }
+    if let Some((t, rest)) = time_column(s) {
+        ts = Some(t);
+        s = text::trim_start(rest);
     }
-    let close = s.find(')')?;
-    let cpu = &s[..close];
-    if cpu.is_empty() || !cpu.bytes().all(|b| b.is_ascii_digit()) {
+    let close = digit_run(s);
+    if close == 0 || s.as_bytes().get(close) != Some(&b')') {
         return None;
     }
     Some(Lead {
         ts,
-        cpu: cpu.parse().ok()?,
+        cpu: u32::try_from(text::number(&s[..close])?).ok()?,
         rest: &s[close + 1..],
     })
 }
 
-/// `7238523.638008` -> nanoseconds; only the `secs.fraction` form the kernel prints.
-fn seconds_to_ns(text: &str) -> Option<Timestamp> {
-    let (secs, frac) = text.split_once('.')?;
-    let digits = |s: &str| !s.is_empty() && s.len() <= 9 && s.bytes().all(|b| b.is_ascii_digit());
-    if !digits(frac) || secs.is_empty() || !secs.bytes().all(|b| b.is_ascii_digit()) {
+/// A leading `secs.fraction |` (blanks allowed before the bar): the time and the text after
+/// the bar.
+fn time_column(s: &str) -> Option<(Timestamp, &str)> {
+    let secs = digit_run(s);
+    if secs == 0 || s.as_bytes().get(secs) != Some(&b'.') {
+        return None;
+    }
+    let end = secs + 1 + digit_run(&s[secs + 1..]);
+    let rest = text::trim_start(&s[end..]).strip_prefix('|')?;
+    Some((seconds_to_ns(&s[..secs], &s[secs + 1..end])?, rest))
+}
+
+/// How many ASCII digits `s` starts with.
+fn digit_run(s: &str) -> usize {
+    s.bytes().take_while(u8::is_ascii_digit).count()
+}
+
+/// `7238523` and `638008` -> nanoseconds; only the `secs.fraction` form the kernel prints.
+fn seconds_to_ns(secs: &str, frac: &str) -> Option<Timestamp> {
+    if frac.len() > 9 {
         return None;
     }
     let scale = 10u64.pow(9 - frac.len() as u32);
-    secs.parse::<u64>()
-        .ok()?
+    text::number(secs)?
         .checked_mul(1_000_000_000)?
-        .checked_add(frac.parse::<u64>().ok()? * scale)
+        .checked_add(text::number(frac)? * scale)
 }
 
 #[cfg(test)]

@@ -5,6 +5,8 @@
 //! threshold (`+` 10 us, `!` 100 us, `#` 1 ms, `*` 10 ms, `@` 100 ms, `$` 1 s). The marker adds
 //! nothing the number does not say, so it is accepted and dropped.
 
+use super::text;
+
 /// What a duration cell holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cell {
@@ -17,31 +19,30 @@ pub enum Cell {
 /// Parses one cell (the text between two `|`, or between `)` and `|`). `None`: not a
 /// duration cell at all.
 pub fn parse(cell: &str) -> Option<Cell> {
-    let t = cell.trim();
+    let t = text::trim(cell);
     if t.is_empty() {
         return Some(Cell::Blank);
     }
     let t = match t.as_bytes()[0] {
-        b'+' | b'!' | b'#' | b'*' | b'@' | b'$' => t[1..].trim_start(),
+        b'+' | b'!' | b'#' | b'*' | b'@' | b'$' => text::trim_start(&t[1..]),
         _ => t,
     };
-    let number = t.strip_suffix("us")?.trim_end();
+    let number = text::trim_end(t.strip_suffix("us")?);
     us_to_ns(number).map(Cell::Ns)
 }
 
 /// `"12.5"` -> 12 500: whole digits, then up to three decimals (the kernel never prints more).
 fn us_to_ns(number: &str) -> Option<u64> {
-    let (whole, frac) = number.split_once('.').unwrap_or((number, ""));
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    if !digits(whole) || !(frac.is_empty() || digits(frac)) || frac.len() > 3 {
+    let (whole, frac) = text::split_once(number, b'.').unwrap_or((number, ""));
+    if frac.len() > 3 {
         return None;
     }
-    let mut ns = whole.parse::<u64>().ok()?.checked_mul(1000)?;
-    if !frac.is_empty() {
-        let scale = 10u64.pow(3 - frac.len() as u32);
-        ns += frac.parse::<u64>().ok()? * scale;
+    let ns = text::number(whole)?.checked_mul(1000)?;
+    if frac.is_empty() {
+        return Some(ns);
     }
-    Some(ns)
+    let scale = 10u64.pow(3 - frac.len() as u32);
+    Some(ns + text::number(frac)? * scale)
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 
 use super::columns::{lead, Task};
 use super::duration::{self, Cell};
+use super::text;
 use crate::event::Timestamp;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +64,15 @@ pub enum GraphLine<'a> {
 
 /// Classifies one line (without its newline).
 pub fn parse_line(line: &str) -> GraphLine<'_> {
-    let trimmed = line.trim();
+    // Nearly every line starts with its TIME or CPU: a digit can start none of the others.
+    if text::trim_start(line)
+        .as_bytes()
+        .first()
+        .is_some_and(u8::is_ascii_digit)
+    {
+        return call_line(line);
+    }
+    let trimmed = text::trim(line);
     if trimmed.is_empty() {
         return GraphLine::Blank;
     }
@@ -73,6 +82,11 @@ pub fn parse_line(line: &str) -> GraphLine<'_> {
     if trimmed == "[...]" || trimmed == "..." {
         return GraphLine::Elided;
     }
+    call_line(line)
+}
+
+/// A line that is a call, an IRQ marker or a task switch, or else unparsed.
+fn call_line(line: &str) -> GraphLine<'_> {
     lead(line)
         .and_then(|l| after_cpu(l.cpu, l.ts, l.rest))
         .unwrap_or(GraphLine::Unparsed)
@@ -84,13 +98,11 @@ const MAX_LEADING_CELLS: usize = 2;
 fn after_cpu<'a>(cpu: u32, ts: Option<Timestamp>, mut rest: &'a str) -> Option<GraphLine<'a>> {
     let mut task = None;
     for _ in 0..=MAX_LEADING_CELLS {
-        let Some(bar) = rest.find('|') else {
+        let Some(bar) = text::find(rest, b'|') else {
             return no_duration_column(cpu, ts, task, rest);
         };
         let cell = &rest[..bar];
-        if cell.contains("==========>") || cell.contains("<==========") {
-            return Some(GraphLine::IrqMarker);
-        }
+        // A duration cell holds no `=`, so it is tried first: most cells are durations.
         if let Some(c) = duration::parse(cell) {
             let duration_ns = match c {
                 Cell::Ns(ns) => Some(ns),
@@ -98,8 +110,11 @@ fn after_cpu<'a>(cpu: u32, ts: Option<Timestamp>, mut rest: &'a str) -> Option<G
             };
             return body(&rest[bar + 1..], 2, cpu, ts, task, duration_ns);
         }
-        let t = cell.trim();
-        if t.contains(char::is_whitespace) {
+        if cell.contains("==========>") || cell.contains("<==========") {
+            return Some(GraphLine::IrqMarker);
+        }
+        let t = text::trim(cell);
+        if text::has_space(t) {
             return None;
         }
         if task.is_none() {
@@ -128,16 +143,16 @@ fn no_duration_column<'a>(
 /// Reads the indentation and the call after the duration's `|` (or the CPU's `)`). `base` is
 /// the indentation of depth 0.
 fn body<'a>(
-    text: &'a str,
+    after: &'a str,
     base: usize,
     cpu: u32,
     ts: Option<Timestamp>,
     task: Option<Task<'a>>,
     duration_ns: Option<u64>,
 ) -> Option<GraphLine<'a>> {
-    let content = text.trim_start_matches(' ');
-    let depth = ((text.len() - content.len()).saturating_sub(base) / 2) as u32;
-    let content = content.trim_end();
+    let indent = text::leading_spaces(after);
+    let depth = (indent.saturating_sub(base) / 2) as u32;
+    let content = text::trim_end(&after[indent..]);
     if content.starts_with("/*") {
         return Some(GraphLine::Comment);
     }
@@ -155,14 +170,18 @@ fn body<'a>(
     if let Some(tail) = content.strip_prefix('}') {
         return call(CallKind::Exit, tail_name(tail));
     }
-    let (name, _) = content.split_once('(')?;
-    if name.is_empty() || name.contains(char::is_whitespace) {
+    let name = text::name_before_paren(content)?;
+    if name.is_empty() {
         return None;
     }
     // A `/* = retval */` after a leaf is not part of its shape.
-    let shape = match content.rfind("/*") {
-        Some(c) if content.ends_with("*/") => content[..c].trim_end(),
-        _ => content,
+    let shape = match content
+        .ends_with("*/")
+        .then(|| content.rfind("/*"))
+        .flatten()
+    {
+        Some(c) => text::trim_end(&content[..c]),
+        None => content,
     };
     if shape.ends_with('{') {
         call(CallKind::Entry, Some(name))

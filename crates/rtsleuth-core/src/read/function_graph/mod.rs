@@ -4,24 +4,24 @@
 //!
 //! It streams [`Call`] records (entries, exits, leaves) to a [`GraphSink`] in file order; it
 //! keeps no state between lines, since rebuilding call stacks is the analysis' business
-//! ([`crate::analyze::graph`]). Lines that are not graph output (prose pasted around it, a
+//! ([`crate::analyze::graph`]). So blocks of lines are classified in parallel, a window of
+//! blocks at a time (memory stays bounded), and only the sink runs sequentially. Lines that are not graph output (prose pasted around it, a
 //! damaged line) are counted and kept as examples, never fatal, as long as the input holds at
 //! least one call.
 
+mod block;
 mod columns;
 mod duration;
 mod line;
+mod text;
 
 pub use columns::Task;
 pub use line::{parse_line, Call, CallKind, GraphLine};
 
-use super::ftrace_text::NonEvent;
-use super::info::{TraceInfo, UnparsedLine};
+use super::info::TraceInfo;
 use crate::error::{Error, Result};
-use crate::input::{ChunkReader, Format, Input, Prefetch};
-
-/// How many unparsed lines are kept as examples.
-const EXAMPLES: usize = 5;
+use crate::input::{parse_in_order, window, Chunk, ChunkReader, Format, Input, Prefetch};
+use block::{parse_block, Block, Record, EXAMPLES};
 
 /// Receives the records of a function_graph trace in file order.
 pub trait GraphSink {
@@ -65,69 +65,84 @@ pub fn read(input: Input, sink: &mut dyn GraphSink) -> Result<GraphInfo> {
         .as_ref()
         .and_then(|f| ChunkReader::mapped(&input.name, f).ok());
     let chunks = mapped.unwrap_or_else(|| ChunkReader::new(&input.name, input.reader));
-    let mut chunks = Prefetch::spawn(chunks, 4);
+    let trace = TraceInfo::new(&input.name, input.format, input.compression);
+    read_blocks(chunks, trace, sink)
+}
+
+/// Classifies the blocks of `chunks` in parallel and hands their records to `sink` in order.
+fn read_blocks(
+    chunks: ChunkReader,
+    trace: TraceInfo,
+    sink: &mut dyn GraphSink,
+) -> Result<GraphInfo> {
+    let window = window();
+    let mut chunks = Prefetch::spawn(chunks, window);
     let mut info = GraphInfo {
-        trace: TraceInfo::new(&input.name, input.format, input.compression),
+        trace,
         irq_markers: 0,
         task_switches: 0,
     };
-    while let Some(chunk) = chunks.next_chunk()? {
-        info.trace.bytes += chunk.data.len() as u64;
-        for raw in chunk.data.split_inclusive(|&b| b == b'\n') {
-            info.absorb(raw, sink);
+    loop {
+        let batch = next_batch(&mut chunks, window)?;
+        if batch.is_empty() {
+            break;
         }
-        chunks.recycle(chunk);
+        parse_in_order(&batch, parse_block, |chunk, block| {
+            info.absorb(chunk, block, sink);
+            Ok(())
+        })?;
+        for c in batch {
+            chunks.recycle(c);
+        }
     }
     info.finish()
 }
 
+/// Up to `n` next blocks; none at the end of the input.
+fn next_batch(chunks: &mut Prefetch, n: usize) -> Result<Vec<Chunk>> {
+    let mut batch = Vec::with_capacity(n);
+    while batch.len() < n {
+        match chunks.next_chunk()? {
+            Some(c) => batch.push(c),
+            None => break,
+        }
+    }
+    Ok(batch)
+}
+
 impl GraphInfo {
-    fn absorb(&mut self, raw: &[u8], sink: &mut dyn GraphSink) {
+    /// Hands one classified block to the sink and folds its counts in.
+    fn absorb(&mut self, chunk: &Chunk, block: Block<'_>, sink: &mut dyn GraphSink) {
         let t = &mut self.trace;
-        t.lines.total += 1;
-        let number = t.lines.total;
-        let raw = raw.strip_suffix(b"\n").unwrap_or(raw);
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        let parsed = std::str::from_utf8(raw).map_or(GraphLine::Unparsed, parse_line);
-        match parsed {
-            GraphLine::Call(c) => {
-                t.lines.events += 1;
-                t.events += 1;
-                match c.ts {
-                    Some(ts) => t.saw_event(ts, c.cpu),
-                    None => {
-                        if let Err(pos) = t.cpus.binary_search(&c.cpu) {
-                            t.cpus.insert(pos, c.cpu);
-                        }
+        let base = t.lines.total;
+        for r in &block.records {
+            match r {
+                Record::Call(c, line) => {
+                    if let Some(ts) = c.ts {
+                        t.saw_event(ts, c.cpu);
                     }
+                    sink.call(c, base + u64::from(*line));
                 }
-                sink.call(&c, number);
-            }
-            GraphLine::Switch { cpu, from, to } => {
-                self.task_switches += 1;
-                t.lines.add(NonEvent::Comment);
-                sink.switch(cpu, from, to);
-            }
-            GraphLine::IrqMarker => {
-                self.irq_markers += 1;
-                t.lines.add(NonEvent::Comment);
-            }
-            GraphLine::Comment => t.lines.add(NonEvent::Comment),
-            GraphLine::Elided => {
-                t.lines.add(NonEvent::Elided);
-                sink.gap();
-            }
-            GraphLine::Blank => t.lines.add(NonEvent::Blank),
-            GraphLine::Unparsed => {
-                t.lines.add(NonEvent::Unparsed);
-                if t.unparsed_examples.len() < EXAMPLES {
-                    t.unparsed_examples.push(UnparsedLine {
-                        line: number,
-                        text: String::from_utf8_lossy(&raw[..raw.len().min(200)]).into_owned(),
-                    });
-                }
+                Record::Switch { cpu, from, to } => sink.switch(*cpu, *from, *to),
+                Record::Gap => sink.gap(),
             }
         }
+        for cpu in block.cpus {
+            if let Err(pos) = t.cpus.binary_search(&cpu) {
+                t.cpus.insert(pos, cpu);
+            }
+        }
+        for mut u in block.unparsed {
+            if t.unparsed_examples.len() < EXAMPLES {
+                u.line += base;
+                t.unparsed_examples.push(u);
+            }
+        }
+        t.bytes += chunk.data.len() as u64;
+        t.events += block.counts.events;
+        t.lines.merge(&block.counts);
+        self.irq_markers += block.irq_markers;
+        self.task_switches += block.task_switches;
     }
 
     /// An input with no call at all is not function_graph output, whatever it looked like.
@@ -153,5 +168,74 @@ impl GraphInfo {
             });
         }
         Ok(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Everything a sink is told, as text.
+    #[derive(Default)]
+    struct Log(Vec<String>);
+
+    impl GraphSink for Log {
+        fn call(&mut self, c: &Call<'_>, line: u64) {
+            self.0.push(format!("{line} {:?}", c));
+        }
+        fn switch(&mut self, cpu: u32, from: Task<'_>, to: Task<'_>) {
+            self.0.push(format!("switch {cpu} {from:?} {to:?}"));
+        }
+        fn gap(&mut self) {
+            self.0.push("gap".into());
+        }
+    }
+
+    fn read_in_blocks(text: &[u8], block: usize) -> (GraphInfo, Log) {
+        let bytes = text.to_vec();
+        let chunks =
+            ChunkReader::with_chunk_size("t", Box::new(std::io::Cursor::new(bytes)), block);
+        let mut log = Log::default();
+        let trace = TraceInfo::new("t", Format::FunctionGraph, None);
+        (read_blocks(chunks, trace, &mut log).unwrap(), log)
+    }
+
+    /// Blocks of a few lines, parsed in parallel, give the sink exactly what one block gives:
+    /// same records, same order, same line numbers, same counts.
+    #[test]
+    fn small_blocks_change_nothing() {
+        // A non-UTF-8 line makes its block fall back to checking line by line.
+        let text = b"# tracer: function_graph\n\
+            \x20------------------------------------------\n\
+            \x200)  platfor-3210  =>  vmstat-2854  \n\
+            \x20------------------------------------------\n\
+            \n\
+            100.000001 |   0)               |  f() {\n\
+            100.000002 |   0)   0.668 us    |    g();\n\
+            \x200)   ==========> |\r\n\
+            [...]\n\
+            \x201)   2.861 us    |  } /* f */\n\
+            prose \xff\n\
+            100.000003 |   1)   1.000 us    |  h();";
+        let (one, whole) = read_in_blocks(text, 1 << 20);
+        for block in [1, 7, 40] {
+            let (info, log) = read_in_blocks(text, block);
+            assert_eq!(log.0, whole.0, "blocks of {block} bytes");
+            assert_eq!(info.trace.lines, one.trace.lines);
+            assert_eq!(info.trace.unparsed_examples, one.trace.unparsed_examples);
+            assert_eq!(info.trace.cpus, vec![0, 1]);
+            assert_eq!((info.irq_markers, info.task_switches), (1, 1));
+        }
+        assert_eq!(whole.0.len(), 6);
+        assert!(whole.0[0].starts_with("switch 0"));
+        assert!(whole.0[1].starts_with("6 Call { kind: Entry, name: Some(\"f\")"));
+        assert!(whole.0[2].starts_with("7 Call { kind: Leaf"));
+        assert_eq!(whole.0[3], "gap");
+        assert!(whole.0[4].starts_with("10 Call { kind: Exit, name: Some(\"f\")"));
+        assert!(whole.0[5].starts_with("12 Call { kind: Leaf, name: Some(\"h\")"));
+        let t = &one.trace;
+        assert_eq!((t.lines.total, t.events, t.unparsed()), (12, 4, 1));
+        assert_eq!(t.unparsed_examples[0].line, 11);
+        assert_eq!(t.first_ts, Some(100_000_001_000));
     }
 }
