@@ -8,24 +8,25 @@ use std::sync::OnceLock;
 /// The symbol table, decompressed and parsed on first use: most reads (the scheduler events)
 /// never look up an address, and a distribution kernel's kallsyms is megabytes of text.
 #[derive(Debug, Default)]
-pub struct Symbols {
-    source: Source,
+pub struct Symbols<'f> {
+    source: Source<'f>,
     table: OnceLock<Table>,
     /// Why a compressed table could not be read, once it was needed.
     failure: OnceLock<String>,
 }
 
-/// The kallsyms text as the file holds it.
+/// The kallsyms text as the file holds it, borrowed from the file (a distribution kernel's is
+/// megabytes, not worth a copy when no address is looked up).
 #[derive(Debug, Default)]
-enum Source {
+enum Source<'f> {
     #[default]
     Missing,
-    Text(Vec<u8>),
+    Text(&'f [u8]),
     /// A version 7 section's compressed block and its file offset (for messages).
     Compressed {
         codec: Codec,
         endian: Endian,
-        block: Vec<u8>,
+        block: &'f [u8],
         base: u64,
     },
 }
@@ -48,9 +49,9 @@ pub struct Symbol<'a> {
     pub size: Option<u64>,
 }
 
-impl Symbols {
+impl<'f> Symbols<'f> {
     /// Keeps the file's kallsyms text for parsing when an address is first looked up.
-    pub fn new(text: Vec<u8>) -> Symbols {
+    pub fn new(text: &'f [u8]) -> Symbols<'f> {
         Symbols {
             source: Source::Text(text),
             ..Symbols::default()
@@ -59,7 +60,7 @@ impl Symbols {
 
     /// Keeps a compressed kallsyms section (`codec` framing at file offset `base`) for
     /// decompressing when an address is first looked up.
-    pub fn compressed(codec: Codec, endian: Endian, block: Vec<u8>, base: u64) -> Symbols {
+    pub fn compressed(codec: Codec, endian: Endian, block: &'f [u8], base: u64) -> Symbols<'f> {
         Symbols {
             source: Source::Compressed {
                 codec,
@@ -168,7 +169,7 @@ mod tests {
     #[test]
     fn resolves_exact_and_inner_addresses_and_module_symbols() {
         let s = Symbols::new(
-            b"ffffffff81000000 T _stext\nffffffff81001000 t hrtimer_wakeup\nffffffffc0100000 t timer_callback\t[irq_noise]\nbad line\n0000000000000000 A fixed_percpu_data\n".to_vec(),
+            b"ffffffff81000000 T _stext\nffffffff81001000 t hrtimer_wakeup\nffffffffc0100000 t timer_callback\t[irq_noise]\nbad line\n0000000000000000 A fixed_percpu_data\n",
         );
         assert_eq!(s.table().entries.len(), 3);
         let exact = |a| s.lookup(a).filter(|s| s.offset == 0).map(|s| s.name);
@@ -200,7 +201,7 @@ mod tests {
     #[test]
     fn a_compressed_table_is_read_when_first_needed() {
         let block = zstd_section(b"ffffffff81001000 t hrtimer_wakeup\n");
-        let s = Symbols::compressed(Codec::Zstd, Endian::Little, block, 4096);
+        let s = Symbols::compressed(Codec::Zstd, Endian::Little, &block, 4096);
         assert!(s.table.get().is_none());
         assert_eq!(s.lookup(0xffffffff81001000).unwrap().name, "hrtimer_wakeup");
         assert_eq!(s.failure(), None);
@@ -210,7 +211,7 @@ mod tests {
     fn a_damaged_compressed_table_leaves_addresses_unnamed_and_says_why() {
         let mut block = zstd_section(b"ffffffff81001000 t hrtimer_wakeup\n");
         block[8..12].fill(0xff); // the zstd frame's magic number
-        let s = Symbols::compressed(Codec::Zstd, Endian::Little, block, 4096);
+        let s = Symbols::compressed(Codec::Zstd, Endian::Little, &block, 4096);
         assert_eq!(s.lookup(0xffffffff81001000), None);
         let why = s.failure().unwrap();
         assert!(why.starts_with("at byte 4096: "), "{why}");

@@ -19,11 +19,11 @@ use std::borrow::Cow;
 /// Guards against a corrupt count making us loop for a long time over nothing.
 const MAX_FORMATS: u32 = 1 << 16;
 
-pub struct Metadata {
+pub struct Metadata<'f> {
     pub header: FileHeader,
     pub layout: PageLayout,
     pub formats: FormatTable,
-    pub symbols: Symbols,
+    pub symbols: Symbols<'f>,
     pub printk: PrintkFormats,
     pub cmdlines: Cmdlines,
     pub options: Options,
@@ -36,8 +36,8 @@ pub struct Metadata {
     pub notes: Vec<String>,
 }
 
-impl Metadata {
-    pub fn parse(bytes: &[u8]) -> Parsed<Metadata> {
+impl<'f> Metadata<'f> {
+    pub fn parse(bytes: &'f [u8]) -> Parsed<Metadata<'f>> {
         let header = FileHeader::parse(bytes)?;
         let mut m = Metadata {
             header,
@@ -78,7 +78,7 @@ impl Metadata {
         c
     }
 
-    fn parse_v6(&mut self, bytes: &[u8]) -> Parsed<()> {
+    fn parse_v6(&mut self, bytes: &'f [u8]) -> Parsed<()> {
         let mut c = self.cursor(bytes, self.header.end);
         self.header_info(&mut c)?;
         self.ftrace_formats(&mut c)?;
@@ -123,7 +123,7 @@ impl Metadata {
         }
     }
 
-    fn parse_v7(&mut self, bytes: &[u8]) -> Parsed<()> {
+    fn parse_v7(&mut self, bytes: &'f [u8]) -> Parsed<()> {
         let mut next = self.header.first_options;
         let mut seen = 0;
         while let Some(at) = next {
@@ -148,8 +148,8 @@ impl Metadata {
             self.notes
                 .push("no page header section: assuming the standard page layout".into());
         }
-        type Reader = fn(&mut Metadata, &mut Cursor<'_>) -> Parsed<()>;
-        let readers: [(u16, &str, Reader); 4] = [
+        type Reader<'f> = fn(&mut Metadata<'f>, &mut Cursor<'_>) -> Parsed<()>;
+        let readers: [(u16, &str, Reader<'f>); 4] = [
             (
                 id::FTRACE_EVENTS,
                 "ftrace formats",
@@ -167,11 +167,11 @@ impl Metadata {
         }
         if let Some(at) = get(id::KALLSYMS) {
             self.symbols = match self.section_body(bytes, at, "kallsyms")? {
-                (false, mut body) => Symbols::new(body.sized(4, "kallsyms")?.to_vec()),
+                (false, mut body) => Symbols::new(body.sized(4, "kallsyms")?),
                 (true, mut body) => Symbols::compressed(
                     self.header.codec,
                     self.header.endian,
-                    body.bytes(body.remaining(), "kallsyms")?.to_vec(),
+                    body.bytes(body.remaining(), "kallsyms")?,
                     body.offset(),
                 ),
             };
@@ -272,8 +272,8 @@ impl Metadata {
         }
     }
 
-    fn kallsyms(&mut self, c: &mut Cursor<'_>) -> Parsed<()> {
-        self.symbols = Symbols::new(c.sized(4, "kallsyms")?.to_vec());
+    fn kallsyms(&mut self, c: &mut Cursor<'f>) -> Parsed<()> {
+        self.symbols = Symbols::new(c.sized(4, "kallsyms")?);
         Ok(())
     }
 

@@ -68,12 +68,18 @@ pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo
         offset: f.offset,
         reason: f.reason,
     };
-    let meta = Metadata::parse(&bytes).map_err(malformed)?;
+    let mut meta = Metadata::parse(&bytes).map_err(malformed)?;
     info.header.trace_cmd_version = Some(meta.header.version);
     info.header.nr_cpus = meta.options.cpu_count.or(Some(meta.cpus.len() as u32));
     if let Some(place) = meta.latency_text.clone() {
         // Latency-tracer files store the tracer's text output as it was.
-        let stream = TextStream::new(bytes, place, meta.header.codec, meta.header.endian);
+        let (codec, endian, notes) = (
+            meta.header.codec,
+            meta.header.endian,
+            std::mem::take(&mut meta.notes),
+        );
+        drop(meta);
+        let stream = TextStream::new(bytes, place, codec, endian);
         let text = Input {
             name: name.clone(),
             format: Format::FtraceText,
@@ -84,7 +90,7 @@ pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo
         let mut text_info = ftrace_text::read(text, sink)?;
         (text_info.format, text_info.compression) = (info.format, info.compression);
         text_info.bytes = info.bytes;
-        text_info.notes.extend(meta.notes);
+        text_info.notes.extend(notes);
         return Ok(text_info);
     }
     info.notes.extend(meta.notes.iter().cloned());
@@ -216,7 +222,7 @@ struct Plan {
 
 /// Turns records into events.
 struct Decoder<'m> {
-    meta: &'m Metadata,
+    meta: &'m Metadata<'m>,
     decode: Decode,
     /// By event id, made when the first record of the id is met.
     plans: Vec<Option<Plan>>,
@@ -230,7 +236,7 @@ struct Decoder<'m> {
 }
 
 impl<'m> Decoder<'m> {
-    fn new(meta: &'m Metadata, decode: Decode) -> Decoder<'m> {
+    fn new(meta: &'m Metadata<'m>, decode: Decode) -> Decoder<'m> {
         let tsc = meta
             .options
             .tsc2nsec

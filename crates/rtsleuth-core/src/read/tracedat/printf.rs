@@ -236,7 +236,7 @@ mod tests {
             &mut out,
             arg,
             size,
-            &Symbols::new(b"ffffffff81000000 t hrtimer_wakeup\nffffffff81000100 t next\n".to_vec()),
+            &Symbols::new(b"ffffffff81000000 t hrtimer_wakeup\nffffffff81000100 t next\n"),
         );
         out
     }

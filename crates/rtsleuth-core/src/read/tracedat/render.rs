@@ -16,7 +16,7 @@ use std::fmt::Write;
 pub struct Context<'m> {
     pub endian: Endian,
     pub long_size: usize,
-    pub symbols: &'m Symbols,
+    pub symbols: &'m Symbols<'m>,
     pub printk: &'m PrintkFormats,
 }
 
