@@ -1,9 +1,12 @@
 //! Every bad input gives a clear `Error` that names the file (and, where there is one, the line
 //! or byte offset at fault), never a panic, never unbounded memory.
 
+mod shared_fixtures;
+
 use rtsleuth_core::input::{Format, Input, MAX_LINE};
 use rtsleuth_core::read::{self, NullSink, TraceInfo};
 use rtsleuth_core::Error;
+use shared_fixtures::realworld;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,11 +17,6 @@ const VARIANTS: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../tests/fixtures/recorded/variants"
 );
-const REALWORLD: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/fixtures/realworld"
-);
-
 /// Lines, events and bytes of `variants/trace.txt` (12 header comments + 8794 events).
 const TRACE_LINES: u64 = 8806;
 const TRACE_EVENTS: u64 = 8794;
@@ -46,18 +44,6 @@ fn read_bytes_as_file(
     std::fs::write(&path, bytes).unwrap();
     let r = read_path(&path);
     (path, r)
-}
-
-fn realworld(rel: &str) -> Option<PathBuf> {
-    let p = Path::new(REALWORLD).join(rel);
-    if p.exists() {
-        return Some(p);
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("{} not found (CI is set)", p.display());
-    }
-    eprintln!("skipped: ../shared/fixtures/realworld not found");
-    None
 }
 
 /// The error's message, checked to name the file.

@@ -2,10 +2,12 @@
 //! tests/fixtures/function_graph/README.md), on the kernel documentation's and perf-tools'
 //! function_graph samples (values checked by hand against the quoted lines), and on bad input.
 
+mod shared_fixtures;
+
 use rtsleuth_core::analyze::graph::{analyze, analyze_pair, GraphOptions};
 use rtsleuth_core::Error;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 fn repo(rel: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -16,17 +18,7 @@ fn repo(rel: &str) -> String {
 }
 
 fn realworld(rel: &str) -> Option<String> {
-    let p = PathBuf::from(repo("../shared/fixtures/realworld")).join(rel);
-    if p.exists() {
-        return Some(p.to_string_lossy().into_owned());
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{} not found (CI is set)",
-        p.display()
-    );
-    eprintln!("skipped: {} not found", p.display());
-    None
+    shared_fixtures::realworld(rel).map(|p| p.to_string_lossy().into_owned())
 }
 
 fn opts(func: Option<&str>) -> GraphOptions {

@@ -3,6 +3,8 @@
 //! (tests/fixtures/recorded: real irq, irq_vectors, softirq and timer events), and a latency
 //! tracer's output from the kernel documentation.
 
+mod shared_fixtures;
+
 use rtsleuth_core::analyze::irq::{Irq, IrqOptions};
 use rtsleuth_core::input::Input;
 use rtsleuth_core::read::latency_tracer;
@@ -218,20 +220,10 @@ fn realworld_traces_match_the_independent_reference() {
             "realworld_android_sched_irq.expected.json",
         ),
     ] {
-        let rel = format!("../shared/fixtures/realworld/{dir}/{trace}");
-        if !Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../..")
-            .join(&rel)
-            .is_file()
-        {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "{rel} missing and CI is set"
-            );
-            println!("skipped: {rel} not found");
+        let Some(path) = shared_fixtures::realworld(&format!("{dir}/{trace}")) else {
             return;
-        }
-        let j = irq_json(&rel, IrqOptions::default());
+        };
+        let j = irq_json(path.to_str().unwrap(), IrqOptions::default());
         assert_matches_reference(&j, reference);
         if trace == "trace-critical-path" {
             let radeon = &j["hardirqs"][0];
@@ -251,21 +243,12 @@ fn realworld_traces_match_the_independent_reference() {
 /// `# latency: 259 us, #4/4, CPU#2`, `ps-6143`, 10 stack frames.
 #[test]
 fn latency_tracer_section() {
-    let rel =
-        "../shared/fixtures/realworld/kernel-doc-ftrace/extracted/ftrace.rst.L0904.irqsoff.txt";
-    if !Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(rel)
-        .is_file()
-    {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{rel} not found and CI is set"
-        );
-        println!("skipped: {rel} not found");
+    let Some(path) =
+        shared_fixtures::realworld("kernel-doc-ftrace/extracted/ftrace.rst.L0904.irqsoff.txt")
+    else {
         return;
-    }
-    let j = irq_json(rel, IrqOptions::default());
+    };
+    let j = irq_json(path.to_str().unwrap(), IrqOptions::default());
     let s = &j["latency_tracer"];
     assert_eq!((us(&s["latency_us"]), s["cpu"].as_u64()), (259.0, Some(2)));
     assert_eq!(s["task"], serde_json::json!({"comm": "ps", "pid": 6143}));

@@ -5,30 +5,21 @@
 //! When the shared folder is absent the realworld tests print `skipped: ...` and pass, unless
 //! `CI` is set.
 
+mod shared_fixtures;
+
 use rtsleuth_core::error::Error;
 use rtsleuth_core::input::Input;
 use rtsleuth_core::read::latency_tracer::{self, LatencyTrace};
 use rtsleuth_core::read::NullSink;
 use std::io::Cursor;
-use std::path::Path;
-
-const KDOC: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/fixtures/realworld/kernel-doc-ftrace/extracted"
-);
 
 /// Reads `ftrace.rst.<name>.txt` through the reader the `irq` command uses.
 fn kdoc(name: &str) -> Option<LatencyTrace> {
-    let path = format!("{KDOC}/ftrace.rst.{name}.txt");
-    if !Path::new(&path).is_file() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{path} not found and CI is set"
-        );
-        println!("skipped: {path} not found");
-        return None;
-    }
-    let (info, section) = latency_tracer::read(Input::open(&path).unwrap(), &mut NullSink).unwrap();
+    let path = shared_fixtures::realworld(&format!(
+        "kernel-doc-ftrace/extracted/ftrace.rst.{name}.txt"
+    ))?;
+    let path = path.to_str().unwrap();
+    let (info, section) = latency_tracer::read(Input::open(path).unwrap(), &mut NullSink).unwrap();
     let section = section.unwrap_or_else(|| panic!("{name}: not recognised"));
     // The text reader still reads its entries as events.
     assert_eq!(info.events, section.entries.len() as u64, "{name}");

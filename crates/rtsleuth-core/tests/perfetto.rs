@@ -11,6 +11,8 @@
 //! When the shared folder is absent the fixture tests print `skipped: ...` and pass, unless
 //! `CI` is set. The damaged-input tests build their traces by hand and always run.
 
+mod shared_fixtures;
+
 use rtsleuth_core::event::{Event, EventKind, TaskState};
 use rtsleuth_core::input::{Format, Input};
 use rtsleuth_core::read::{self, Decode, EventSink, TraceInfo};
@@ -19,22 +21,12 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-const FIXTURES: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/fixtures/realworld/ms-perf-tools-linux-android/TestData/Perfetto"
-);
 const EXPECTED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/perfetto");
 
 fn fixture(name: &str) -> Option<PathBuf> {
-    let p = Path::new(FIXTURES).join(name);
-    if p.is_file() {
-        return Some(p);
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("{} not found and CI is set", p.display());
-    }
-    println!("skipped: {} not found", p.display());
-    None
+    shared_fixtures::realworld(&format!(
+        "ms-perf-tools-linux-android/TestData/Perfetto/{name}"
+    ))
 }
 
 /// 64-bit FNV-1a, the digest the Python decoder writes.

@@ -13,27 +13,15 @@
 //! When the shared folder is absent the tests print `skipped: ...` and pass, unless `CI` is
 //! set.
 
+mod shared_fixtures;
+
 use rtsleuth_core::event::{Event, EventKind, Flags};
 use rtsleuth_core::input::Input;
 use rtsleuth_core::read::{self, EventSink, TraceInfo};
 use std::path::{Path, PathBuf};
 
-const REALWORLD: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/fixtures/realworld"
-);
-
 fn root() -> Option<PathBuf> {
-    let p = Path::new(REALWORLD);
-    if p.is_dir() {
-        return Some(p.to_path_buf());
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("../shared/fixtures/realworld not found ({REALWORLD}) and CI is set");
-    }
-    println!("skipped: ../shared/fixtures/realworld not found");
-    eprintln!("skipped: ../shared/fixtures/realworld not found");
-    None
+    shared_fixtures::realworld("")
 }
 
 /// An owned copy of an event, with its typed decoding flattened to `key -> value` strings.

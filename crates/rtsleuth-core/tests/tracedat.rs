@@ -7,6 +7,7 @@
 //! unless `CI` is set (CI installs it).
 
 mod common;
+mod shared_fixtures;
 
 use rtsleuth_core::analyze::explain::{Explain, ExplainOptions};
 use rtsleuth_core::event::{Event, Flags};
@@ -23,17 +24,9 @@ fn repo(p: &str) -> PathBuf {
     Path::new(REPO).join(p)
 }
 
+/// A realworld file; the folder is what must exist (a missing file then fails the test).
 fn realworld(p: &str) -> Option<PathBuf> {
-    let root = repo("../shared/fixtures/realworld");
-    if root.is_dir() {
-        return Some(root.join(p));
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "../shared missing and CI is set"
-    );
-    println!("skipped: ../shared/fixtures/realworld not found");
-    None
+    shared_fixtures::realworld("").map(|root| root.join(p))
 }
 
 /// One event as plain values, comparable across readers.
