@@ -1,0 +1,88 @@
+//! Scheduling of the calling thread: CPU affinity and real-time policy.
+//!
+//! These change only the calling thread, so a measuring or detecting thread that ends takes its
+//! policy with it: nothing can outlive the process at SCHED_FIFO.
+
+use crate::LiveError;
+
+/// A real-time (or normal) scheduling policy, as `--policy` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    Fifo,
+    Rr,
+    Other,
+}
+
+impl Policy {
+    fn raw(self) -> libc::c_int {
+        match self {
+            Policy::Fifo => libc::SCHED_FIFO,
+            Policy::Rr => libc::SCHED_RR,
+            Policy::Other => libc::SCHED_OTHER,
+        }
+    }
+
+    /// The name as `chrt` and the JSON print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Fifo => "fifo",
+            Policy::Rr => "rr",
+            Policy::Other => "other",
+        }
+    }
+}
+
+impl std::str::FromStr for Policy {
+    type Err = LiveError;
+
+    fn from_str(text: &str) -> Result<Policy, LiveError> {
+        match text.to_ascii_lowercase().as_str() {
+            "fifo" | "sched_fifo" => Ok(Policy::Fifo),
+            "rr" | "sched_rr" => Ok(Policy::Rr),
+            "other" | "normal" | "sched_other" => Ok(Policy::Other),
+            _ => Err(LiveError::Invalid(format!(
+                "unknown policy {text:?} (fifo, rr or other)"
+            ))),
+        }
+    }
+}
+
+/// Pins the calling thread to one CPU.
+pub fn pin_current_thread(cpu: usize) -> Result<(), LiveError> {
+    // SAFETY: cpu_set_t is plain data; CPU_SET stays inside it for cpu < CPU_SETSIZE, checked.
+    unsafe {
+        if cpu >= libc::CPU_SETSIZE as usize {
+            return Err(LiveError::Invalid(format!(
+                "CPU {cpu} is beyond CPU_SETSIZE"
+            )));
+        }
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(LiveError::last_os("sched_setaffinity"));
+        }
+    }
+    Ok(())
+}
+
+/// Gives the calling thread `policy` at `prio` (ignored, and 0, for `Other`).
+pub fn set_current_thread_policy(policy: Policy, prio: u32) -> Result<(), LiveError> {
+    let param = libc::sched_param {
+        sched_priority: if policy == Policy::Other {
+            0
+        } else {
+            prio as libc::c_int
+        },
+    };
+    // SAFETY: plain system call on the calling thread (pid 0) with a valid parameter struct.
+    if unsafe { libc::sched_setscheduler(0, policy.raw(), &param) } != 0 {
+        return Err(LiveError::last_os("sched_setscheduler"));
+    }
+    Ok(())
+}
+
+/// The calling thread's kernel thread id, as traces print it.
+pub fn current_tid() -> i32 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::gettid() }
+}
