@@ -10,6 +10,16 @@ pub enum LiveError {
     /// Reading or writing a kernel file failed.
     #[error("{path}: {source}")]
     File { path: PathBuf, source: io::Error },
+    /// The kernel refused a value written to a tracefs file.
+    #[error("writing {value:?} to {path}: {source}")]
+    Write {
+        path: PathBuf,
+        value: String,
+        source: io::Error,
+    },
+    /// Some tracefs settings could not be put back; each failure is listed.
+    #[error("tracefs not fully restored: {0}")]
+    Restore(String),
     /// A system call failed.
     #[error("{call}: {source}")]
     Sys {

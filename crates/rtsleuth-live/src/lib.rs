@@ -13,3 +13,6 @@ pub use error::LiveError;
 pub mod cpus;
 pub mod dma_latency;
 pub mod sched;
+#[doc(hidden)]
+pub mod testing;
+pub mod tracefs;
