@@ -5,7 +5,7 @@
 
 use rtsleuth_live::cpus::CpuList;
 use rtsleuth_live::testing::live_tracefs;
-use rtsleuth_live::tracefs::{differences, observe, Buffer, Session, Tracefs};
+use rtsleuth_live::tracefs::{differences, observe, Buffer, Session, SpikeStop, Tracefs};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -147,5 +147,32 @@ fn an_existing_instance_is_not_taken_over() {
             .unwrap();
         assert!(err.to_string().contains("already exists"), "{err}");
         drop(first);
+    });
+}
+
+#[test]
+fn a_spike_stop_marks_the_trace_and_stops_recording() {
+    with_unusual_state(|tracefs, _| {
+        let mut s = Session::new(tracefs, Buffer::private()).unwrap();
+        s.enable_events(&["sched:sched_switch".into()]).unwrap();
+        s.tracing_on(true).unwrap();
+        let stop = SpikeStop::open(&s).unwrap();
+        stop.mark_and_stop(1234, 100);
+        let dir = s.dir();
+        assert_eq!(
+            std::fs::read_to_string(dir.join("tracing_on"))
+                .unwrap()
+                .trim(),
+            "0"
+        );
+        let trace = std::fs::read_to_string(dir.join("trace")).unwrap();
+        let mark = trace
+            .lines()
+            .find(|l| l.contains("tracing_mark_write"))
+            .unwrap();
+        assert!(
+            mark.ends_with("hit latency threshold (1234 > 100)"),
+            "{mark}"
+        );
     });
 }

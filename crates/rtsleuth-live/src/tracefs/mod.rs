@@ -12,8 +12,10 @@ mod mount;
 mod observe;
 mod saved;
 mod session;
+mod spike_stop;
 
 pub use events::AvailableEvents;
 pub use mount::Tracefs;
 pub use observe::{differences, observe};
 pub use session::{Buffer, Session};
+pub use spike_stop::SpikeStop;
