@@ -72,7 +72,7 @@ impl TraceMeta {
             .count() as u32;
         Ok(TraceMeta {
             header_page,
-            header_event: read(&events.join("header_event"))?,
+            header_event: header_page::read_header(&events.join("header_event"))?,
             page_size,
             ftrace_formats,
             systems,
