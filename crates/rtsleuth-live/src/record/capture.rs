@@ -99,7 +99,10 @@ impl RawCapture {
     /// Starts one reader per CPU of `cpus` on `<trace_dir>/per_cpu/cpuN/trace_pipe_raw`,
     /// spooling to `<spool_dir>/cpuN.raw`. `trace_dir` is the buffer's tracefs directory: the
     /// tracefs root or `instances/NAME`. Call it after tracefs is configured and before
-    /// `tracing_on` is set, so the first pages are not missed.
+    /// `tracing_on` is set, so the first pages are not missed. The readers wake when the
+    /// buffer is `buffer_percent` full: the default 50 keeps pages full and leaves half the
+    /// buffer as slack; 0 wakes them for every event and fills the file with nearly empty
+    /// pages; 100 lets the buffer overwrite before they wake.
     pub fn start(trace_dir: &Path, cpus: &CpuList, spool_dir: &Path) -> Result<Self, LiveError> {
         let per_cpu = trace_dir.join("per_cpu");
         if !per_cpu.is_dir() {

@@ -7,36 +7,11 @@
 mod core_common;
 
 pub use core_common::ReportRow;
-use rtsleuth_core::event::Event;
-use rtsleuth_core::input::Input;
-use rtsleuth_core::read::{self, EventSink, TraceInfo};
 use std::path::Path;
 use std::process::Command;
 
-/// Every event as (ts, cpu, pid, comm, name, payload).
-#[derive(Default)]
-struct Rows(Vec<ReportRow>);
-
-impl EventSink for Rows {
-    fn event(&mut self, ev: &Event<'_>) {
-        self.0.push((
-            ev.ts,
-            ev.cpu,
-            ev.pid,
-            ev.comm.to_string(),
-            ev.name.to_string(),
-            ev.payload.to_string(),
-        ));
-    }
-}
-
 /// rtsleuth's reading of `path`.
-pub fn ours(path: &Path) -> (Vec<ReportRow>, TraceInfo) {
-    let mut rows = Rows::default();
-    let input = Input::open(path.to_str().unwrap()).unwrap();
-    let info = read::read(input, &mut rows).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    (rows.0, info)
-}
+pub use core_common::read_rows as ours;
 
 /// `trace-cmd report -t -R` of `path` (it must succeed); `None` when trace-cmd is not
 /// installed, which fails under CI.
