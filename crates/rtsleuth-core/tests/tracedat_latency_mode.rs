@@ -8,9 +8,8 @@
 
 mod common;
 
-use rtsleuth_core::event::Event;
 use rtsleuth_core::input::Input;
-use rtsleuth_core::read::{self, EventSink, TraceInfo};
+use rtsleuth_core::read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -22,29 +21,6 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 use common::ReportRow as Row;
-
-#[derive(Default)]
-struct Collect(Vec<Row>);
-
-impl EventSink for Collect {
-    fn event(&mut self, ev: &Event<'_>) {
-        self.0.push((
-            ev.ts,
-            ev.cpu,
-            ev.pid,
-            ev.comm.to_string(),
-            ev.name.to_string(),
-            ev.payload.to_string(),
-        ));
-    }
-}
-
-fn ours(path: &Path) -> (Vec<Row>, TraceInfo) {
-    let mut c = Collect::default();
-    let input = Input::open(path.to_str().unwrap()).unwrap();
-    let info = read::read(input, &mut c).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    (c.0, info)
-}
 
 /// What `trace-cmd report -i latency.dat` printed when the fixture was recorded.
 fn stored_report() -> String {
@@ -83,7 +59,7 @@ fn the_report_is_the_stored_text_and_parses_whole() {
 fn every_event_of_every_version_equals_trace_cmd_report() {
     let expected = report_rows(&stored_report());
     for f in FILES {
-        let (rows, info) = ours(&fixture(f));
+        let (rows, info) = common::read_rows(&fixture(f));
         assert_eq!(rows.len(), 1354, "{f}");
         assert_eq!(info.events, 1354, "{f}");
         assert_eq!(info.cpus, vec![0, 1], "{f}");
@@ -131,7 +107,7 @@ fn trace_cmd_still_reports_the_same_text() {
 #[test]
 fn stats_count_the_events_of_the_text() {
     for f in FILES {
-        let (rows, info) = ours(&fixture(f));
+        let (rows, info) = common::read_rows(&fixture(f));
         let count = |name: &str| rows.iter().filter(|r| r.4 == name).count();
         // Counted in the report with `grep -c ': sched_switch:'` etc.
         assert_eq!(
@@ -179,7 +155,7 @@ fn read_damaged(bytes: &[u8]) -> String {
     let path = dir.path().join("damaged.dat");
     std::fs::write(&path, bytes).unwrap();
     let input = Input::open(path.to_str().unwrap()).unwrap();
-    read::read(input, &mut Collect::default())
+    read::read(input, &mut common::RowSink::default())
         .unwrap_err()
         .to_string()
 }

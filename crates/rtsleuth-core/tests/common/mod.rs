@@ -2,8 +2,9 @@
 //! reference computations committed next to the fixtures.
 
 use rtsleuth_core::analyze::latency::{Latency, LatencyOptions, SortKey};
+use rtsleuth_core::event::Event;
 use rtsleuth_core::input::Input;
-use rtsleuth_core::read::{self, TraceInfo};
+use rtsleuth_core::read::{self, EventSink, TraceInfo};
 use serde_json::Value;
 use std::path::Path;
 
@@ -122,4 +123,31 @@ pub fn report_rows(text: &str, re: &regex::Regex, unit_ns: u64) -> Vec<ReportRow
             ))
         })
         .collect()
+}
+
+/// Collects every event as a [`ReportRow`], comparable with a report's lines.
+#[allow(dead_code)]
+#[derive(Default)]
+pub struct RowSink(pub Vec<ReportRow>);
+
+impl EventSink for RowSink {
+    fn event(&mut self, ev: &Event<'_>) {
+        self.0.push((
+            ev.ts,
+            ev.cpu,
+            ev.pid,
+            ev.comm.to_string(),
+            ev.name.to_string(),
+            ev.payload.to_string(),
+        ));
+    }
+}
+
+/// rtsleuth's reading of `path` as rows, and what it learnt about the trace.
+#[allow(dead_code)]
+pub fn read_rows(path: &Path) -> (Vec<ReportRow>, TraceInfo) {
+    let mut rows = RowSink::default();
+    let input = Input::open(path.to_str().unwrap()).unwrap();
+    let info = read::read(input, &mut rows).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    (rows.0, info)
 }
