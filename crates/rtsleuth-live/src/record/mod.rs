@@ -16,10 +16,13 @@ mod cpu_reader;
 mod cpu_stats;
 mod dat_out;
 mod header_page;
+mod job;
+mod report;
 mod trace_meta;
 mod tracedat_writer;
 
 pub use capture::{Capture, CpuCapture, RawCapture, WaitEnd};
 pub use cpu_stats::CpuStats;
+pub use job::{record, RecordOptions, Recording, Until};
 pub use trace_meta::{EventSystem, TraceMeta};
 pub use tracedat_writer::write_tracedat;
