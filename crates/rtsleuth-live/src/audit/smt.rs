@@ -1,0 +1,51 @@
+//! Simultaneous multithreading: two hardware threads share one core's execution units and
+//! caches, so whatever runs on the sibling slows the measured thread by a varying amount.
+
+use super::{Check, Context, Verdict};
+
+const ID: &str = "smt";
+const TITLE: &str = "SMT (hyper-threading)";
+
+pub(super) fn check(ctx: &Context) -> Check {
+    let active = ctx.sys.read("/sys/devices/system/cpu/smt/active");
+    let control = ctx.sys.read("/sys/devices/system/cpu/smt/control");
+    let (value, verdict) = match (active.as_deref(), control.as_deref()) {
+        (None, None) => return Check::unknown(
+            ID,
+            TITLE,
+            "/sys/devices/system/cpu/smt",
+            "SMT siblings share a core, so the sibling's load changes the measured thread's speed",
+        ),
+        (_, Some("notsupported")) => ("not supported by the CPU".to_string(), Verdict::Ok),
+        (_, Some("notimplemented")) => (
+            "unknown (the kernel cannot control SMT on this CPU)".to_string(),
+            Verdict::Info,
+        ),
+        (Some("1"), control) => (
+            format!("on (control={})", control.unwrap_or("?")),
+            Verdict::Warn,
+        ),
+        (Some("0"), control) => (
+            format!("off (control={})", control.unwrap_or("?")),
+            Verdict::Ok,
+        ),
+        (active, control) => (
+            format!(
+                "unknown (active={}, control={})",
+                active.unwrap_or("?"),
+                control.unwrap_or("?")
+            ),
+            Verdict::Info,
+        ),
+    };
+    Check {
+        id: ID,
+        title: TITLE,
+        value,
+        verdict,
+        why: "SMT siblings share a core's execution units and caches: whatever runs on the sibling slows the measured thread by a varying amount".into(),
+        fix: (verdict == Verdict::Warn).then(|| {
+            "echo off > /sys/devices/system/cpu/smt/control (or boot with nosmt), or keep the measured CPUs' siblings idle".to_string()
+        }),
+    }
+}
