@@ -2,7 +2,13 @@
 //! arm64's arch counter) is read in user space in nanoseconds; HPET and the ACPI PM timer
 //! cost a system call and a slow I/O read each time.
 
-use super::{Check, Context, Verdict};
+use super::{About, Check, Context, Verdict};
+
+const ABOUT: About = About {
+    id: "clocksource",
+    title: "Clocksource",
+    why: "every timestamp of a measurement reads the clocksource: tsc and arch_sys_counter are read in user space in ns; hpet and acpi_pm need a system call and a slow device read (around 1 us), jiffies has 1/HZ resolution; a paravirtual clock means a guest whose vCPUs the host can stop",
+};
 
 const DIR: &str = "/sys/devices/system/clocksource/clocksource0";
 /// Counters read directly by the vDSO.
@@ -13,9 +19,8 @@ const PARAVIRT: &[&str] = &["kvm-clock", "hyperv_clocksource_tsc_page", "xen"];
 const SLOW: &[&str] = &["hpet", "acpi_pm", "jiffies", "refined-jiffies"];
 
 pub(super) fn check(ctx: &Context) -> Check {
-    let why = "every timestamp of a measurement reads the clocksource: tsc and arch_sys_counter are read in user space in ns; hpet and acpi_pm need a system call and a slow device read (around 1 us), jiffies has 1/HZ resolution";
     let Some(current) = ctx.sys.read(&format!("{DIR}/current_clocksource")) else {
-        return Check::unknown("clocksource", "Clocksource", DIR, why);
+        return ABOUT.unknown(DIR);
     };
     let available = ctx
         .sys
@@ -41,15 +46,7 @@ pub(super) fn check(ctx: &Context) -> Check {
             "the kernel found no usable fast counter (check dmesg for 'clocksource' and 'tsc' messages: an unstable TSC was rejected)".to_string(),
         ),
     };
-    Check {
-        id: "clocksource",
-        title: "Clocksource",
-        value: format!(
-            "{current} (available: {})",
-            available.split_whitespace().collect::<Vec<_>>().join(" ")
-        ),
-        verdict,
-        why: why.into(),
-        fix,
-    }
+    let available: Vec<&str> = available.split_whitespace().collect();
+    let value = format!("{current} (available: {})", available.join(" "));
+    ABOUT.finding(value, verdict, fix)
 }

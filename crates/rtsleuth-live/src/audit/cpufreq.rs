@@ -1,11 +1,14 @@
 //! The cpufreq governor of each measured CPU: a governor that lowers the clock when the CPU is
 //! idle makes the next wake-up run slowly until it ramps up again, and the ramp itself stalls.
 
-use super::{per_cpu, Check, Context, Verdict};
+use super::{per_cpu, About, Check, Context, Verdict};
 use crate::cpus::CpuList;
 
-const ID: &str = "cpufreq_governor";
-const TITLE: &str = "CPU frequency governor";
+const ABOUT: About = About {
+    id: "cpufreq_governor",
+    title: "CPU frequency governor",
+    why: "powersave, schedutil and ondemand lower the clock while the CPU idles, so the code after a wake-up runs slower and frequency changes stall the CPU; userspace holds whatever frequency was last set; without cpufreq the firmware or a hypervisor may still change it",
+};
 
 pub(super) fn check(ctx: &Context) -> Check {
     let governors: Vec<(usize, String)> = ctx
@@ -18,14 +21,11 @@ pub(super) fn check(ctx: &Context) -> Check {
         })
         .collect();
     if governors.is_empty() {
-        return Check {
-            id: ID,
-            title: TITLE,
-            value: "no cpufreq (fixed clock, or set by firmware or the hypervisor)".into(),
-            verdict: Verdict::Info,
-            why: "without a cpufreq driver the kernel does not change the clock; the firmware or a hypervisor still may".into(),
-            fix: None,
-        };
+        return ABOUT.finding(
+            "no cpufreq (fixed clock, or set by firmware or the hypervisor)",
+            Verdict::Info,
+            None,
+        );
     }
     let slow: Vec<usize> = governors
         .iter()
@@ -48,14 +48,8 @@ pub(super) fn check(ctx: &Context) -> Check {
         value.push_str(&format!(" ({unread} CPUs without cpufreq)"));
     }
     let list = CpuList::from(slow);
-    Check {
-        id: ID,
-        title: TITLE,
-        value,
-        verdict,
-        why: "powersave, schedutil and ondemand lower the clock while the CPU idles, so the code after a wake-up runs slower and frequency changes stall the CPU; userspace holds whatever frequency was last set".into(),
-        fix: (verdict != Verdict::Ok).then(|| {
-            format!("cpupower -c {list} frequency-set -g performance (or: echo performance > /sys/devices/system/cpu/cpuN/cpufreq/scaling_governor for N in {list})")
-        }),
-    }
+    let fix = (verdict != Verdict::Ok).then(|| {
+        format!("cpupower -c {list} frequency-set -g performance (or: echo performance > /sys/devices/system/cpu/cpuN/cpufreq/scaling_governor for N in {list})")
+    });
+    ABOUT.finding(value, verdict, fix)
 }

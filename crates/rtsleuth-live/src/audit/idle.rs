@@ -2,11 +2,14 @@
 //! spends the state's exit latency powering back up, before the timer interrupt even runs.
 
 use super::system::numbered;
-use super::{per_cpu, Check, Context, Verdict};
+use super::{per_cpu, About, Check, Context, Verdict};
 use crate::cpus::CpuList;
 
-const ID: &str = "idle_states";
-const TITLE: &str = "Idle states (exit latency)";
+const ABOUT: About = About {
+    id: "idle_states",
+    title: "Idle states (exit latency)",
+    why: "a CPU woken from an idle state first pays its exit latency: states above 5 us show up directly in wake-up latency (rtsleuth measure and cyclictest hold /dev/cpu_dma_latency at 0 while they run, your RT application may not); without cpuidle states the CPU idles with the architecture default (hlt / wfi; in a VM, a VM exit), whose cost the kernel does not report",
+};
 /// Exit latencies up to this are the shallow states (POLL, C1) an RT CPU may use.
 const OK_US: u64 = 5;
 /// Beyond this a state costs as much as a whole wake-up on a tuned system.
@@ -75,14 +78,11 @@ pub(super) fn check(ctx: &Context) -> Check {
             .sys
             .read("/sys/devices/system/cpu/cpuidle/current_driver")
             .unwrap_or_else(|| "unknown".into());
-        return Check {
-            id: ID,
-            title: TITLE,
-            value: format!("no idle states listed (cpuidle driver: {driver})"),
-            verdict: Verdict::Info,
-            why: "without cpuidle states the CPU idles with the architecture default (hlt / wfi), whose exit latency the kernel does not report; in a VM, idling is a VM exit".into(),
-            fix: None,
-        };
+        return ABOUT.finding(
+            format!("no idle states listed (cpuidle driver: {driver})"),
+            Verdict::Info,
+            None,
+        );
     }
     let verdict = if worst_us <= OK_US {
         Verdict::Ok
@@ -92,14 +92,8 @@ pub(super) fn check(ctx: &Context) -> Check {
         Verdict::Bad
     };
     let list = CpuList::from(deep);
-    Check {
-        id: ID,
-        title: TITLE,
-        value: format!("deepest enabled: {}", per_cpu(&per)),
-        verdict,
-        why: format!("a CPU woken from an idle state first pays its exit latency; states above {OK_US} us show up directly in wake-up latency (rtsleuth measure and cyclictest hold /dev/cpu_dma_latency at 0 while they run, your RT application may not)"),
-        fix: (verdict != Verdict::Ok).then(|| {
-            format!("cpupower -c {list} idle-set -D {OK_US} (or boot with intel_idle.max_cstate=1 processor.max_cstate=1, or echo 1 > /sys/devices/system/cpu/cpuN/cpuidle/stateK/disable)")
-        }),
-    }
+    let fix = (verdict != Verdict::Ok).then(|| {
+        format!("cpupower -c {list} idle-set -D {} (or boot with intel_idle.max_cstate=1 processor.max_cstate=1, or echo 1 > /sys/devices/system/cpu/cpuN/cpuidle/stateK/disable)", OK_US + 1)
+    });
+    ABOUT.finding(format!("deepest enabled: {}", per_cpu(&per)), verdict, fix)
 }

@@ -3,12 +3,15 @@
 //! IRQ on a measured CPU is latency no priority can avoid.
 
 use super::system::{numbered, SystemView};
-use super::{Check, Context, Verdict};
+use super::{About, Check, Context, Verdict};
 use crate::cpus::CpuList;
 use std::collections::HashMap;
 
-const ID: &str = "irq_affinity";
-const TITLE: &str = "Device IRQs on measured CPUs";
+const ABOUT: About = About {
+    id: "irq_affinity",
+    title: "Device IRQs on measured CPUs",
+    why: "a hard IRQ handler runs before any thread on its CPU (and, without PREEMPT_RT, so do the softirqs it raises): a device IRQ on a measured CPU adds its handler time to whatever wake-up it hits. Per-CPU interrupts (local timer, IPIs) cannot be moved and are not counted",
+};
 /// How many IRQs the value names before "+N more".
 const NAMED: usize = 4;
 
@@ -73,10 +76,9 @@ fn names(sys: &SystemView) -> HashMap<usize, String> {
 }
 
 pub(super) fn check(ctx: &Context) -> Check {
-    let why = "a hard IRQ handler runs before any thread on its CPU (and, without PREEMPT_RT, so do the softirqs it raises): a device IRQ on a measured CPU adds its handler time to whatever wake-up it hits. Per-CPU interrupts (local timer, IPIs) cannot be moved and are not counted";
     let irqs = irqs(ctx);
     if irqs.is_empty() {
-        return Check::unknown(ID, TITLE, "/proc/irq/*/smp_affinity_list", why);
+        return ABOUT.unknown("/proc/irq/*/smp_affinity_list");
     }
     let names = names(ctx.sys);
     let touches = |cpus: &CpuList| cpus.as_slice().iter().any(|c| ctx.cpus.contains(*c));
@@ -130,14 +132,7 @@ pub(super) fn check(ctx: &Context) -> Check {
         }
         None => "every online CPU is measured: leave one out of --cpus for device IRQs, then route them there (irqaffinity= at boot, /proc/irq/N/smp_affinity_list at run time)".to_string(),
     });
-    Check {
-        id: ID,
-        title: TITLE,
-        value,
-        verdict,
-        why: why.into(),
-        fix,
-    }
+    ABOUT.finding(value, verdict, fix)
 }
 
 #[cfg(test)]

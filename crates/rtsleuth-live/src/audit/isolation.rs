@@ -3,7 +3,7 @@
 //! removes a source of interference that no priority setting can.
 
 use super::cmdline::CpuParam;
-use super::{Check, Context, Verdict};
+use super::{About, Check, Context, Verdict};
 use crate::cpus::CpuList;
 
 /// The three checks, in report order.
@@ -11,10 +11,43 @@ pub(super) fn checks(ctx: &Context) -> Vec<Check> {
     let nohz = nohz_full(ctx);
     vec![
         isolcpus(ctx),
-        nohz_check(ctx, nohz.clone()),
+        coverage(ctx, &NOHZ_FULL, nohz.clone()),
         rcu_nocbs(ctx, &nohz),
     ]
 }
+
+/// A CPU-list boot parameter's check, and the fix for a list of CPUs.
+struct Param {
+    about: About,
+    fix: fn(&CpuList) -> String,
+}
+
+const ISOLCPUS: Param = Param {
+    about: About {
+        id: "isolcpus",
+        title: "CPU isolation (isolcpus)",
+        why: "without isolation the scheduler runs other tasks, kernel threads and unbound work on the measured CPUs: an RT thread preempts them, but pays for their cache footprint and waits out their non-preemptible sections (cpuset partitions isolate too; this check reads only isolcpus=)",
+    },
+    fix: |t| format!("boot with isolcpus=managed_irq,domain,{t}"),
+};
+
+const NOHZ_FULL: Param = Param {
+    about: About {
+        id: "nohz_full",
+        title: "Tickless CPUs (nohz_full)",
+        why: "the scheduler tick interrupts a busy measured CPU every 1/HZ seconds (a few us each time, more with RCU and timer work behind it); nohz_full stops it while a single task runs",
+    },
+    fix: |t| format!("boot with nohz_full={t} (needs a kernel built with CONFIG_NO_HZ_FULL=y)"),
+};
+
+const RCU_NOCBS: Param = Param {
+    about: About {
+        id: "rcu_nocbs",
+        title: "RCU callback offload (rcu_nocbs)",
+        why: "RCU callbacks run in softirq context on the CPU that queued them, in batches that can take hundreds of us; offloaded CPUs hand them to rcuo kthreads that can run elsewhere",
+    },
+    fix: |t| format!("boot with rcu_nocbs={t} (nohz_full={t} implies it)"),
+};
 
 /// What a CPU-list setting turned out to be.
 #[derive(Clone)]
@@ -51,14 +84,7 @@ fn isolcpus(ctx: &Context) -> Check {
         .map(|cpus| Setting::Cpus(cpus, PATH.into()))
         .or_else(|| from_cmdline(ctx, "isolcpus"))
         .unwrap_or(Setting::Unknown);
-    coverage(
-        ctx,
-        "isolcpus",
-        "CPU isolation (isolcpus)",
-        setting,
-        "without isolation the scheduler runs other tasks, kernel threads and unbound work on the measured CPUs: an RT thread preempts them, but pays for their cache footprint and waits out their non-preemptible sections (cpuset partitions isolate too; this check reads only isolcpus=)",
-        |t| format!("boot with isolcpus=managed_irq,domain,{t}"),
-    )
+    coverage(ctx, &ISOLCPUS, setting)
 }
 
 fn nohz_full(ctx: &Context) -> Setting {
@@ -74,17 +100,6 @@ fn nohz_full(ctx: &Context) -> Setting {
         Some(true) => Setting::Cpus(CpuList::default(), "no nohz_full= at boot".into()),
         None => Setting::Unknown,
     }
-}
-
-fn nohz_check(ctx: &Context, setting: Setting) -> Check {
-    coverage(
-        ctx,
-        "nohz_full",
-        "Tickless CPUs (nohz_full)",
-        setting,
-        "the scheduler tick interrupts a busy measured CPU every 1/HZ seconds (a few us each time, more with RCU and timer work behind it); nohz_full stops it while a single task runs",
-        |t| format!("boot with nohz_full={t} (needs a kernel built with CONFIG_NO_HZ_FULL=y)"),
-    )
 }
 
 /// RCU callbacks are offloaded from `rcu_nocbs=` CPUs, from `nohz_full=` CPUs (which imply
@@ -127,29 +142,16 @@ fn rcu_nocbs(ctx: &Context, nohz: &Setting) -> Check {
             Setting::Unknown
         }
     });
-    coverage(
-        ctx,
-        "rcu_nocbs",
-        "RCU callback offload (rcu_nocbs)",
-        setting,
-        "RCU callbacks run in softirq context on the CPU that queued them, in batches that can take hundreds of us; offloaded CPUs hand them to rcuo kthreads that can run elsewhere",
-        |t| format!("boot with rcu_nocbs={t} (nohz_full={t} implies it)"),
-    )
+    coverage(ctx, &RCU_NOCBS, setting)
 }
 
 /// The verdict on a setting that should cover every measured CPU.
-fn coverage(
-    ctx: &Context,
-    id: &'static str,
-    title: &'static str,
-    setting: Setting,
-    why: &str,
-    fix_for: impl Fn(&CpuList) -> String,
-) -> Check {
-    let fix = || target(ctx).map(|(t, switch)| fix_for(&t) + &switch);
+fn coverage(ctx: &Context, param: &Param, setting: Setting) -> Check {
+    let about = &param.about;
+    let fix = || target(ctx).map(|(t, switch)| (param.fix)(&t) + &switch);
     let (value, verdict, fix) = match setting {
         Setting::Unknown => {
-            return Check::unknown(id, title, "/proc/cmdline and sysfs", why);
+            return about.unknown("/proc/cmdline and sysfs");
         }
         Setting::Unparsed(text) => (
             format!("{text} (not read by this audit)"),
@@ -194,14 +196,7 @@ fn coverage(
             }
         }
     };
-    Check {
-        id,
-        title,
-        value,
-        verdict,
-        why: why.to_string(),
-        fix,
-    }
+    about.finding(value, verdict, fix)
 }
 
 /// The CPUs to isolate: the measured ones when others are left for housekeeping, else every

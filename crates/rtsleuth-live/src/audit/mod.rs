@@ -69,17 +69,32 @@ pub struct Check {
     pub fix: Option<String>,
 }
 
-impl Check {
-    /// A check whose inputs could not be read.
-    fn unknown(id: &'static str, title: &'static str, missing: &str, why: &str) -> Check {
+/// What every finding of one check repeats: its id, title and why it matters.
+struct About {
+    id: &'static str,
+    title: &'static str,
+    why: &'static str,
+}
+
+impl About {
+    fn finding(&self, value: impl Into<String>, verdict: Verdict, fix: Option<String>) -> Check {
         Check {
-            id,
-            title,
-            value: format!("unknown ({missing} not readable)"),
-            verdict: Verdict::Info,
-            why: why.to_string(),
-            fix: None,
+            id: self.id,
+            title: self.title,
+            value: value.into(),
+            verdict,
+            why: self.why.to_string(),
+            fix,
         }
+    }
+
+    /// The finding when the check's inputs could not be read.
+    fn unknown(&self, missing: &str) -> Check {
+        self.finding(
+            format!("unknown ({missing} not readable)"),
+            Verdict::Info,
+            None,
+        )
     }
 }
 

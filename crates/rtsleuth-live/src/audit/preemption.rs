@@ -2,10 +2,13 @@
 //! PREEMPT_RT makes spinlocks, IRQ handlers and softirqs preemptible; the other models leave
 //! non-preemptible sections of milliseconds.
 
-use super::{Check, Context, Verdict};
+use super::{About, Check, Context, Verdict};
 
-const ID: &str = "preemption";
-const TITLE: &str = "Preemption model";
+const ABOUT: About = About {
+    id: "preemption",
+    title: "Preemption model",
+    why: "PREEMPT_RT makes spinlocks, IRQ handlers and softirqs preemptible, so a woken RT thread waits only for truly atomic sections; full and lazy leave those sections non-preemptible (occasional spikes of hundreds of us); none and voluntary switch only at explicit preemption points, so any long kernel path (I/O, memory reclaim, another task's syscall) delays it by milliseconds",
+};
 const DEBUGFS: &str = "/sys/kernel/debug/sched/preempt";
 
 /// The models, as `preempt=` and `/sys/kernel/debug/sched/preempt` name them, with the config
@@ -30,14 +33,7 @@ pub(super) fn check(ctx: &Context) -> Check {
         None
     };
     if let Some(source) = rt_source {
-        return Check {
-            id: ID,
-            title: TITLE,
-            value: format!("PREEMPT_RT ({source})"),
-            verdict: Verdict::Ok,
-            why: "PREEMPT_RT makes spinlocks, IRQ handlers and softirqs preemptible, so a woken RT thread waits only for truly atomic sections".into(),
-            fix: None,
-        };
+        return ABOUT.finding(format!("PREEMPT_RT ({source})"), Verdict::Ok, None);
     }
     let dynamic = ctx.config.enabled("CONFIG_PREEMPT_DYNAMIC") == Some(true)
         || tokens.contains(&"PREEMPT_DYNAMIC");
@@ -46,34 +42,22 @@ pub(super) fn check(ctx: &Context) -> Check {
     } else {
         static_model(ctx, &tokens)
     }) else {
-        return Check::unknown(
-            ID,
-            TITLE,
-            "uname -v, the kernel config and /sys/kernel/realtime",
-            "without PREEMPT_RT the kernel keeps RT threads waiting behind non-preemptible sections",
-        );
+        return ABOUT.unknown("uname -v, the kernel config and /sys/kernel/realtime");
     };
     let verdict = match model {
         "full" | "lazy" => Verdict::Warn,
         _ => Verdict::Bad,
-    };
-    let why = match model {
-        "full" | "lazy" => "the kernel is preemptible, but spinlock sections, IRQ handlers and softirqs are not: expect occasional spikes of hundreds of us that PREEMPT_RT would remove",
-        _ => "the kernel switches to a woken RT thread only at explicit preemption points: any long kernel path (I/O, memory reclaim, a syscall of another task) delays it by milliseconds",
     };
     let mut fix = "boot a PREEMPT_RT kernel (Debian/Ubuntu: linux-image-rt-amd64 / linux-realtime; or build with CONFIG_PREEMPT_RT=y)".to_string();
     if dynamic && verdict == Verdict::Bad {
         fix.push_str("; until then boot with preempt=full");
     }
     let dynamic_note = if dynamic { "PREEMPT_DYNAMIC, " } else { "" };
-    Check {
-        id: ID,
-        title: TITLE,
-        value: format!("{model} ({dynamic_note}{source})"),
+    ABOUT.finding(
+        format!("{model} ({dynamic_note}{source})"),
         verdict,
-        why: why.into(),
-        fix: Some(fix),
-    }
+        Some(fix),
+    )
 }
 
 /// A PREEMPT_DYNAMIC kernel's current model: debugfs names it (in parentheses), else the boot
@@ -99,9 +83,8 @@ fn static_model(ctx: &Context, tokens: &[&str]) -> Option<(&'static str, String)
     if let Some((model, option)) = configured(ctx) {
         return Some((model, format!("{option}=y")));
     }
-    if ctx.kernel.version.is_none() {
-        return None;
-    }
+    // Without uname -v there is nothing left to go on.
+    ctx.kernel.version.as_ref()?;
     let model = if tokens.contains(&"PREEMPT_LAZY") {
         "lazy"
     } else if tokens.contains(&"PREEMPT") {

@@ -1,21 +1,19 @@
 //! Simultaneous multithreading: two hardware threads share one core's execution units and
 //! caches, so whatever runs on the sibling slows the measured thread by a varying amount.
 
-use super::{Check, Context, Verdict};
+use super::{About, Check, Context, Verdict};
 
-const ID: &str = "smt";
-const TITLE: &str = "SMT (hyper-threading)";
+const ABOUT: About = About {
+    id: "smt",
+    title: "SMT (hyper-threading)",
+    why: "SMT siblings share a core's execution units and caches: whatever runs on the sibling slows the measured thread by a varying amount",
+};
 
 pub(super) fn check(ctx: &Context) -> Check {
     let active = ctx.sys.read("/sys/devices/system/cpu/smt/active");
     let control = ctx.sys.read("/sys/devices/system/cpu/smt/control");
     let (value, verdict) = match (active.as_deref(), control.as_deref()) {
-        (None, None) => return Check::unknown(
-            ID,
-            TITLE,
-            "/sys/devices/system/cpu/smt",
-            "SMT siblings share a core, so the sibling's load changes the measured thread's speed",
-        ),
+        (None, None) => return ABOUT.unknown("/sys/devices/system/cpu/smt"),
         (_, Some("notsupported")) => ("not supported by the CPU".to_string(), Verdict::Ok),
         (_, Some("notimplemented")) => (
             "unknown (the kernel cannot control SMT on this CPU)".to_string(),
@@ -38,14 +36,8 @@ pub(super) fn check(ctx: &Context) -> Check {
             Verdict::Info,
         ),
     };
-    Check {
-        id: ID,
-        title: TITLE,
-        value,
-        verdict,
-        why: "SMT siblings share a core's execution units and caches: whatever runs on the sibling slows the measured thread by a varying amount".into(),
-        fix: (verdict == Verdict::Warn).then(|| {
-            "echo off > /sys/devices/system/cpu/smt/control (or boot with nosmt), or keep the measured CPUs' siblings idle".to_string()
-        }),
-    }
+    let fix = (verdict == Verdict::Warn).then(|| {
+        "echo off > /sys/devices/system/cpu/smt/control (or boot with nosmt), or keep the measured CPUs' siblings idle".to_string()
+    });
+    ABOUT.finding(value, verdict, fix)
 }

@@ -2,17 +2,19 @@
 //! `sched_rt_period_us` window, the kernel stops them for the rest of it. A safety net for a
 //! runaway RT task on a desktop; on a measurement machine, a silent 50 ms stall.
 
-use super::{Check, Context, Verdict};
+use super::{About, Check, Context, Verdict};
 
-const ID: &str = "rt_throttling";
-const TITLE: &str = "RT throttling";
+const ABOUT: About = About {
+    id: "rt_throttling",
+    title: "RT throttling",
+    why: "once RT tasks have used sched_rt_runtime_us of each sched_rt_period_us, the kernel stops all of them for the rest of the period: a measurement under heavy RT load sees a stall of period - runtime (50 ms by default)",
+};
 const RUNTIME: &str = "/proc/sys/kernel/sched_rt_runtime_us";
 const PERIOD: &str = "/proc/sys/kernel/sched_rt_period_us";
 
 pub(super) fn check(ctx: &Context) -> Check {
-    let why = "once RT tasks have used sched_rt_runtime_us of each sched_rt_period_us, the kernel stops all of them for the rest of the period: a measurement under heavy RT load sees a stall of period - runtime (50 ms by default)";
     let (Some(runtime), Some(period)) = (ctx.sys.read(RUNTIME), ctx.sys.read(PERIOD)) else {
-        return Check::unknown(ID, TITLE, RUNTIME, why);
+        return ABOUT.unknown(RUNTIME);
     };
     let (value, verdict) = match (runtime.parse::<i64>(), period.parse::<i64>()) {
         (Ok(-1), _) => ("off (sched_rt_runtime_us = -1)".to_string(), Verdict::Ok),
@@ -33,13 +35,7 @@ pub(super) fn check(ctx: &Context) -> Check {
             Verdict::Info,
         ),
     };
-    Check {
-        id: ID,
-        title: TITLE,
-        value,
-        verdict,
-        why: why.into(),
-        fix: (verdict == Verdict::Warn)
-            .then(|| "sysctl -w kernel.sched_rt_runtime_us=-1 (persist in /etc/sysctl.d/)".into()),
-    }
+    let fix = (verdict == Verdict::Warn)
+        .then(|| "sysctl -w kernel.sched_rt_runtime_us=-1 (persist in /etc/sysctl.d/)".into());
+    ABOUT.finding(value, verdict, fix)
 }

@@ -2,7 +2,7 @@
 //! rtsleuth explains latency with, and the `preemptirq` events that name the code that held
 //! interrupts or preemption off.
 
-use super::{Check, Context, Verdict};
+use super::{About, Check, Context, Verdict};
 use std::collections::HashSet;
 
 /// Where tracefs is mounted, in order of preference, when /proc/mounts cannot say.
@@ -57,27 +57,9 @@ pub(super) fn checks(ctx: &Context) -> Vec<Check> {
             checks.push(trace_events(events.as_ref()));
             checks.push(preemptirq_events(events.as_ref()));
         }
-        None => {
-            let missing = "tracefs";
-            checks.push(Check::unknown(
-                "tracers",
-                TRACERS_TITLE,
-                missing,
-                TRACERS_WHY,
-            ));
-            checks.push(Check::unknown(
-                "trace_events",
-                EVENTS_TITLE,
-                missing,
-                EVENTS_WHY,
-            ));
-            checks.push(Check::unknown(
-                "preemptirq_events",
-                PREEMPTIRQ_TITLE,
-                missing,
-                PREEMPTIRQ_WHY,
-            ));
-        }
+        None => checks.extend(
+            [LATENCY_TRACERS, TRACE_EVENTS, PREEMPTIRQ_EVENTS].map(|a| a.unknown("tracefs")),
+        ),
     }
     checks
 }
@@ -119,14 +101,15 @@ fn mount_point(ctx: &Context) -> Mount {
         .unwrap_or(Mount::NotMounted)
 }
 
-const TRACEFS_WHY: &str =
-    "every trace rtsleuth records, and every latency tracer, goes through tracefs";
+const TRACEFS: About = About {
+    id: "tracefs",
+    title: "tracefs",
+    why: "every trace rtsleuth records, and every latency tracer, goes through tracefs",
+};
 
 fn tracefs(mount: &Mount, readable: bool) -> Check {
     let (value, verdict, fix) = match (mount, readable) {
-        (Mount::Unknown, _) => {
-            return Check::unknown("tracefs", "tracefs", "/proc/mounts", TRACEFS_WHY)
-        }
+        (Mount::Unknown, _) => return TRACEFS.unknown("/proc/mounts"),
         (Mount::At(dir), true) => (format!("mounted at {dir}"), Verdict::Ok, None),
         (Mount::At(dir), false) => (
             format!("mounted at {dir}, not readable"),
@@ -139,18 +122,14 @@ fn tracefs(mount: &Mount, readable: bool) -> Check {
             Some("mount -t tracefs nodev /sys/kernel/tracing".to_string()),
         ),
     };
-    Check {
-        id: "tracefs",
-        title: "tracefs",
-        value,
-        verdict,
-        why: TRACEFS_WHY.into(),
-        fix,
-    }
+    TRACEFS.finding(value, verdict, fix)
 }
 
-const TRACERS_TITLE: &str = "Latency tracers";
-const TRACERS_WHY: &str = "irqsoff, preemptoff and wakeup_rt catch the worst section the kernel itself measured; function_graph shows where the time went; hwlat, timerlat and osnoise measure the hardware, timer and OS noise under the workload";
+const LATENCY_TRACERS: About = About {
+    id: "tracers",
+    title: "Latency tracers",
+    why: "irqsoff, preemptoff and wakeup_rt catch the worst section the kernel itself measured; function_graph shows where the time went; hwlat, timerlat and osnoise measure the hardware, timer and OS noise under the workload",
+};
 
 fn tracers(ctx: &Context, dir: &str) -> Check {
     let text = ctx
@@ -172,17 +151,11 @@ fn tracers(ctx: &Context, dir: &str) -> Check {
     } else {
         Verdict::Warn
     };
-    Check {
-        id: "tracers",
-        title: TRACERS_TITLE,
-        value,
-        verdict,
-        why: TRACERS_WHY.into(),
-        fix: (!missing.is_empty()).then(|| {
-            let options: Vec<String> = missing.iter().map(|(_, o)| format!("{o}=y")).collect();
-            format!("rebuild the kernel with {}", options.join(" "))
-        }),
-    }
+    let fix = (!missing.is_empty()).then(|| {
+        let options: Vec<String> = missing.iter().map(|(_, o)| format!("{o}=y")).collect();
+        format!("rebuild the kernel with {}", options.join(" "))
+    });
+    LATENCY_TRACERS.finding(value, verdict, fix)
 }
 
 /// The events of [`EVENTS`] and [`PREEMPTIRQ`] that `available_events` lists; `None` when it
@@ -196,18 +169,25 @@ fn available_events(ctx: &Context, dir: &str) -> Option<HashSet<String>> {
     )
 }
 
-const EVENTS_TITLE: &str = "Trace events";
-const EVENTS_WHY: &str = "rtsleuth explains a late wake-up from sched_waking/sched_wakeup/sched_switch, the IRQ and softirq events and the hrtimer events";
+/// The events of `list` that are available, and those that are not.
+fn split(
+    list: &[&'static str],
+    events: &HashSet<String>,
+) -> (Vec<&'static str>, Vec<&'static str>) {
+    list.iter().partition(|e| events.contains(**e))
+}
+
+const TRACE_EVENTS: About = About {
+    id: "trace_events",
+    title: "Trace events",
+    why: "rtsleuth explains a late wake-up from sched_waking/sched_wakeup/sched_switch, the IRQ and softirq events and the hrtimer events",
+};
 
 fn trace_events(events: Option<&HashSet<String>>) -> Check {
     let Some(events) = events else {
-        return Check::unknown("trace_events", EVENTS_TITLE, "available_events", EVENTS_WHY);
+        return TRACE_EVENTS.unknown("available_events");
     };
-    let missing: Vec<&str> = EVENTS
-        .iter()
-        .copied()
-        .filter(|e| !events.contains(*e))
-        .collect();
+    let (_, missing) = split(EVENTS, events);
     let verdict = if missing.is_empty() {
         Verdict::Ok
     } else if missing.iter().any(|m| EVENTS[..ESSENTIAL].contains(m)) {
@@ -215,39 +195,28 @@ fn trace_events(events: Option<&HashSet<String>>) -> Check {
     } else {
         Verdict::Warn
     };
-    Check {
-        id: "trace_events",
-        title: EVENTS_TITLE,
-        value: if missing.is_empty() {
-            format!("all {} present", EVENTS.len())
-        } else {
-            format!("missing {}", missing.join(", "))
-        },
-        verdict,
-        why: EVENTS_WHY.into(),
-        fix: (verdict != Verdict::Ok).then(|| {
-            "rebuild the kernel with CONFIG_FTRACE=y and the event groups' options (sched, irq and timer events come with CONFIG_TRACING)".into()
-        }),
-    }
+    let value = if missing.is_empty() {
+        format!("all {} present", EVENTS.len())
+    } else {
+        format!("missing {}", missing.join(", "))
+    };
+    let fix = (verdict != Verdict::Ok).then(|| {
+        "rebuild the kernel with CONFIG_FTRACE=y and the event groups' options (sched, irq and timer events come with CONFIG_TRACING)".into()
+    });
+    TRACE_EVENTS.finding(value, verdict, fix)
 }
 
-const PREEMPTIRQ_TITLE: &str = "preemptirq events";
-const PREEMPTIRQ_WHY: &str = "irq_disable/enable and preempt_disable/enable name the code that held interrupts or preemption off; without them rtsleuth can only infer irqs-off from late timer interrupts";
+const PREEMPTIRQ_EVENTS: About = About {
+    id: "preemptirq_events",
+    title: "preemptirq events",
+    why: "irq_disable/enable and preempt_disable/enable name the code that held interrupts or preemption off; without them rtsleuth can only infer irqs-off from late timer interrupts",
+};
 
 fn preemptirq_events(events: Option<&HashSet<String>>) -> Check {
     let Some(events) = events else {
-        return Check::unknown(
-            "preemptirq_events",
-            PREEMPTIRQ_TITLE,
-            "available_events",
-            PREEMPTIRQ_WHY,
-        );
+        return PREEMPTIRQ_EVENTS.unknown("available_events");
     };
-    let have: Vec<&str> = PREEMPTIRQ
-        .iter()
-        .copied()
-        .filter(|e| events.contains(*e))
-        .collect();
+    let (have, _) = split(PREEMPTIRQ, events);
     let verdict = if have.len() == PREEMPTIRQ.len() {
         Verdict::Ok
     } else {
@@ -259,18 +228,13 @@ fn preemptirq_events(events: Option<&HashSet<String>>) -> Check {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    Check {
-        id: "preemptirq_events",
-        title: PREEMPTIRQ_TITLE,
-        value: if have.is_empty() {
-            "absent".to_string()
-        } else {
-            short(&have)
-        },
-        verdict,
-        why: PREEMPTIRQ_WHY.into(),
-        fix: (verdict != Verdict::Ok).then(|| {
-            "rebuild the kernel with CONFIG_IRQSOFF_TRACER=y CONFIG_PREEMPT_TRACER=y (they enable CONFIG_PREEMPTIRQ_TRACEPOINTS; costs a little on every irq/preempt toggle)".into()
-        }),
-    }
+    let value = if have.is_empty() {
+        "absent".to_string()
+    } else {
+        short(&have)
+    };
+    let fix = (verdict != Verdict::Ok).then(|| {
+        "rebuild the kernel with CONFIG_IRQSOFF_TRACER=y CONFIG_PREEMPT_TRACER=y (they enable CONFIG_PREEMPTIRQ_TRACEPOINTS; costs a little on every irq/preempt toggle)".into()
+    });
+    PREEMPTIRQ_EVENTS.finding(value, verdict, fix)
 }
