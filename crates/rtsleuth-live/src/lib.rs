@@ -10,6 +10,7 @@ pub mod error;
 pub mod signals;
 
 pub use error::LiveError;
+pub mod audit;
 pub mod cpus;
 pub mod dma_latency;
 pub mod record;

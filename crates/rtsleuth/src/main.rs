@@ -1,5 +1,6 @@
 //! The `rtsleuth` command: argument parsing and wiring only; all work is in `rtsleuth-core`.
 
+mod audit;
 mod graph;
 mod irq;
 mod wq;
@@ -83,6 +84,9 @@ enum Command {
     /// Hard IRQ, softirq and hrtimer-callback durations; interrupts-off and preemption-off
     /// sections (preemptirq events, latency tracers, or inferred from late timer interrupts).
     Irq(irq::IrqArgs),
+    /// Is this machine set up for RT measurement? Preemption model, CPU frequency, idle states,
+    /// SMT, isolation, RT throttling, IRQ affinity, timer slack, tracing, clocksource (read-only).
+    Audit(audit::AuditArgs),
 }
 
 /// Which tasks a per-task command looks at.
@@ -171,6 +175,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Wq(args) => wq::run(args),
         Command::Graph(args) => graph::run(args),
         Command::Irq(args) => irq::run(args),
+        Command::Audit(args) => audit::run(args),
     }
 }
 
