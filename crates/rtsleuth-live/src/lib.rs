@@ -13,6 +13,7 @@ pub use error::LiveError;
 pub mod audit;
 pub mod cpus;
 pub mod dma_latency;
+pub mod duration;
 pub mod record;
 pub mod sched;
 #[doc(hidden)]

@@ -3,6 +3,7 @@
 mod audit;
 mod graph;
 mod irq;
+mod record;
 mod wq;
 
 use anyhow::{Context, Result};
@@ -84,6 +85,9 @@ enum Command {
     /// Hard IRQ, softirq and hrtimer-callback durations; interrupts-off and preemption-off
     /// sections (preemptirq events, latency tracers, or inferred from late timer interrupts).
     Irq(irq::IrqArgs),
+    /// Record a trace.dat with the events latency work needs, for a duration or while a
+    /// command runs, and put tracefs back as it was.
+    Record(record::RecordArgs),
     /// Is this machine set up for RT measurement? Preemption model, CPU frequency, idle states,
     /// SMT, isolation, RT throttling, IRQ affinity, timer slack, tracing, clocksource (read-only).
     Audit(audit::AuditArgs),
@@ -112,7 +116,7 @@ struct Common {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             // A closed pipe (`rtsleuth ... | head`) is not an error worth a message.
             if e.downcast_ref::<io::Error>()
@@ -126,8 +130,8 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> Result<()> {
-    match cli.command {
+fn run(cli: Cli) -> Result<ExitCode> {
+    let done = match cli.command {
         Command::Stats { common } => {
             let mut stats = Stats::new();
             let info = read_trace(&common.trace, &mut stats)?;
@@ -176,7 +180,9 @@ fn run(cli: Cli) -> Result<()> {
         Command::Graph(args) => graph::run(args),
         Command::Irq(args) => irq::run(args),
         Command::Audit(args) => audit::run(args),
-    }
+        Command::Record(args) => return record::run(args),
+    };
+    done.map(|()| ExitCode::SUCCESS)
 }
 
 fn read_trace(path: &str, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo> {

@@ -60,7 +60,10 @@ pub fn record(opts: &RecordOptions, interrupt: &Interrupt) -> Result<Recording, 
     let tracefs = Tracefs::open()?;
     let mut notes = Vec::new();
     if tracefs.mounted_here() {
-        notes.push(format!("tracefs was not mounted; mounted it at {} for this run", tracefs.root().display()));
+        notes.push(format!(
+            "tracefs was not mounted; mounted it at {} for this run",
+            tracefs.root().display()
+        ));
     }
     let (events, missing) = AvailableEvents::read(tracefs.root())?.resolve(&opts.events)?;
     notes.extend(missing);
@@ -69,7 +72,11 @@ pub fn record(opts: &RecordOptions, interrupt: &Interrupt) -> Result<Recording, 
         None => CpuList::online()?,
     };
     let spool = spool_dir(&opts.out)?;
-    let buffer = if opts.top_level { Buffer::Top } else { Buffer::private() };
+    let buffer = if opts.top_level {
+        Buffer::Top
+    } else {
+        Buffer::private()
+    };
     let mut session = Session::new(&tracefs, buffer)?;
     session.set_tracer("nop")?;
     if let Some(clock) = &opts.clock {
@@ -96,7 +103,16 @@ pub fn record(opts: &RecordOptions, interrupt: &Interrupt) -> Result<Recording, 
     let meta = TraceMeta::gather(session.root(), session.dir())?;
     let file_bytes = write_tracedat(&opts.out, &meta, &capture)?;
     session.restore()?;
-    Ok(Recording { out: opts.out.clone(), file_bytes, events, capture, seconds, ended, status, notes })
+    Ok(Recording {
+        out: opts.out.clone(),
+        file_bytes,
+        events,
+        capture,
+        seconds,
+        ended,
+        status,
+        notes,
+    })
 }
 
 /// How often a `-- CMD` recording checks whether the command has exited.
@@ -109,11 +125,18 @@ fn spool_dir(out: &Path) -> Result<tempfile::TempDir, LiveError> {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    tempfile::Builder::new().prefix(".rtsleuth-spool-").tempdir_in(parent).map_err(|e| LiveError::file(parent, e))
+    tempfile::Builder::new()
+        .prefix(".rtsleuth-spool-")
+        .tempdir_in(parent)
+        .map_err(|e| LiveError::file(parent, e))
 }
 
 /// Waits for the end `until` asks for, or a signal.
-fn run_until(until: &Until, capture: &RawCapture, interrupt: &Interrupt) -> Result<(String, Option<ExitStatus>), LiveError> {
+fn run_until(
+    until: &Until,
+    capture: &RawCapture,
+    interrupt: &Interrupt,
+) -> Result<(String, Option<ExitStatus>), LiveError> {
     let stop = interrupt.flag();
     let limit = match until {
         Until::Interrupted => None,
@@ -133,15 +156,24 @@ fn ended(end: WaitEnd) -> &'static str {
 
 /// Runs the command while recording. A terminal's Ctrl-C reaches the command by itself; a
 /// SIGTERM sent to rtsleuth alone is passed on, so the command never outlives the recording.
-fn run_command(argv: &[String], capture: &RawCapture, interrupt: &Interrupt) -> Result<(String, Option<ExitStatus>), LiveError> {
-    let (program, args) = argv.split_first().ok_or_else(|| LiveError::Invalid("no command given after --".into()))?;
+fn run_command(
+    argv: &[String],
+    capture: &RawCapture,
+    interrupt: &Interrupt,
+) -> Result<(String, Option<ExitStatus>), LiveError> {
+    let (program, args) = argv
+        .split_first()
+        .ok_or_else(|| LiveError::Invalid("no command given after --".into()))?;
     let mut child = Command::new(program)
         .args(args)
         .spawn()
         .map_err(|e| LiveError::Invalid(format!("cannot run {program}: {e}")))?;
     let stop = interrupt.flag();
     loop {
-        if let Some(status) = child.try_wait().map_err(|source| LiveError::Sys { call: "waitpid", source })? {
+        if let Some(status) = child.try_wait().map_err(|source| LiveError::Sys {
+            call: "waitpid",
+            source,
+        })? {
             return Ok((format!("{program} exited ({status})"), Some(status)));
         }
         match capture.wait(Some(CHILD_POLL), &stop) {
@@ -158,5 +190,8 @@ fn run_command(argv: &[String], capture: &RawCapture, interrupt: &Interrupt) -> 
 fn stop_child(child: &mut Child) -> Result<ExitStatus, LiveError> {
     // SAFETY: kill(2) on our own child's pid, which has not been reaped yet.
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
-    child.wait().map_err(|source| LiveError::Sys { call: "waitpid", source })
+    child.wait().map_err(|source| LiveError::Sys {
+        call: "waitpid",
+        source,
+    })
 }

@@ -38,10 +38,19 @@ impl Recording {
         }
         let out = self.out.display().to_string();
         let summary = vec![
-            ("file".to_owned(), format!("{out} (trace.dat v6, {:.1} MB)", self.file_bytes as f64 / 1e6)),
+            (
+                "file".to_owned(),
+                format!(
+                    "{out} (trace.dat v6, {:.1} MB)",
+                    self.file_bytes as f64 / 1e6
+                ),
+            ),
             ("events".to_owned(), capture.read_events().to_string()),
             ("lost events".to_owned(), capture.lost_events().to_string()),
-            ("duration".to_owned(), format!("{:.3} s ({})", self.seconds, self.ended)),
+            (
+                "duration".to_owned(),
+                format!("{:.3} s ({})", self.seconds, self.ended),
+            ),
             ("recorded".to_owned(), self.events.join(" ")),
         ];
         let mut warnings = self.notes.clone();
@@ -65,7 +74,10 @@ impl Recording {
                 "cpus": cpus,
                 "warnings": warnings,
             }),
-            blocks: vec![Block::Pairs("recorded".to_owned(), summary), Block::Table(table)],
+            blocks: vec![
+                Block::Pairs("recorded".to_owned(), summary),
+                Block::Table(table),
+            ],
             warnings,
         }
     }
