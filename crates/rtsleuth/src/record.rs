@@ -5,7 +5,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use rtsleuth_live::cpus::CpuList;
 use rtsleuth_live::duration::parse_duration;
-use rtsleuth_live::record::{record, RecordOptions, Until};
+use rtsleuth_live::record::{record, BufferOptions, RecordOptions, Until};
 use rtsleuth_live::signals::Interrupt;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -60,13 +60,15 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         }
     };
     let opts = RecordOptions {
-        events: args.events,
-        cpus: args.cpus,
-        buffer_kb: args.buffer_kb,
-        clock: args.clock,
+        buffer: BufferOptions {
+            events: args.events,
+            cpus: args.cpus,
+            buffer_kb: args.buffer_kb,
+            clock: args.clock,
+            top_level: args.top_level,
+        },
         until,
         out: args.output,
-        top_level: args.top_level,
     };
     let recording = record(&opts, &interrupt).context("record")?;
     emit(&recording.document(), args.json, false)?;

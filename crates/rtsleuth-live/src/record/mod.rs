@@ -11,6 +11,7 @@
 //! Raw pages instead of the text `trace_pipe`: the kernel does no formatting, a page is one
 //! read(2), and the file keeps every field at full precision.
 
+mod armed;
 mod capture;
 mod cpu_reader;
 mod cpu_stats;
@@ -21,6 +22,7 @@ mod report;
 mod trace_meta;
 mod tracedat_writer;
 
+pub use armed::{spool_dir, Armed, BufferOptions};
 pub use capture::{Capture, CpuCapture, RawCapture, WaitEnd};
 pub use cpu_stats::CpuStats;
 pub use job::{record, RecordOptions, Recording, Until};
