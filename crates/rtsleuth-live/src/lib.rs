@@ -12,4 +12,5 @@ pub mod signals;
 pub use error::LiveError;
 pub mod cpus;
 pub mod dma_latency;
+pub mod measure;
 pub mod sched;

@@ -2,6 +2,7 @@
 
 mod graph;
 mod irq;
+mod measure;
 mod wq;
 
 use anyhow::{Context, Result};
@@ -83,6 +84,9 @@ enum Command {
     /// Hard IRQ, softirq and hrtimer-callback durations; interrupts-off and preemption-off
     /// sections (preemptirq events, latency tracers, or inferred from late timer interrupts).
     Irq(irq::IrqArgs),
+    /// Wake-up latency on this machine, measured as cyclictest does (SCHED_FIFO thread per
+    /// CPU, absolute clock_nanosleep): per-thread min, avg, p50, p99, p99.9, max, histogram.
+    Measure(measure::MeasureArgs),
 }
 
 /// Which tasks a per-task command looks at.
@@ -171,6 +175,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Wq(args) => wq::run(args),
         Command::Graph(args) => graph::run(args),
         Command::Irq(args) => irq::run(args),
+        Command::Measure(args) => measure::run(args),
     }
 }
 
