@@ -51,6 +51,9 @@ pub struct Outcome {
     pub elapsed: Duration,
 }
 
+/// Receives each thread's running numbers (the live view).
+pub type Progress<'a> = &'a mut dyn FnMut(&[ThreadView]);
+
 /// Optional callers' hooks into a run.
 #[derive(Default)]
 pub struct Hooks<'a> {
@@ -59,7 +62,7 @@ pub struct Hooks<'a> {
     /// Ends the run cleanly when a signal arrives.
     pub interrupt: Option<&'a Interrupt>,
     /// Called about every 100 ms with each thread's running numbers.
-    pub progress: Option<&'a mut dyn FnMut(&[ThreadView])>,
+    pub progress: Option<Progress<'a>>,
 }
 
 /// Runs the measurement `opts` describes and returns what it measured.

@@ -163,11 +163,9 @@ pub struct ThreadSummary {
 impl ThreadSummary {
     /// The mean latency, rounded to the nanosecond.
     pub fn avg_ns(&self) -> u64 {
-        if self.cycles == 0 {
-            0
-        } else {
-            (self.sum_ns + self.cycles / 2) / self.cycles
-        }
+        (self.sum_ns + self.cycles / 2)
+            .checked_div(self.cycles)
+            .unwrap_or(0)
     }
 }
 
