@@ -212,18 +212,15 @@ mod tests {
 
     #[test]
     fn refuses_what_would_spin_or_cannot_run() {
-        let cases: Vec<(Box<dyn Fn(&mut MeasureOptions)>, &str)> = vec![
-            (Box::new(|o| o.interval_us = 49), "below the 50 us minimum"),
-            (Box::new(|o| o.prio = 0), "outside 1-99 for fifo"),
-            (Box::new(|o| o.prio = 100), "outside 1-99"),
-            (Box::new(|o| o.cpus = CpuList::default()), "empty --cpus"),
-            (Box::new(|o| o.threads = Some(0)), "at least 1"),
-            (Box::new(|o| o.loops = Some(0)), "--loops"),
-            (
-                Box::new(|o| o.duration = Some(Duration::ZERO)),
-                "--duration",
-            ),
-            (Box::new(|o| o.hist_us = Some(0)), "histogram size 0"),
+        let cases: [(fn(&mut MeasureOptions), &str); 8] = [
+            (|o| o.interval_us = 49, "below the 50 us minimum"),
+            (|o| o.prio = 0, "outside 1-99 for fifo"),
+            (|o| o.prio = 100, "outside 1-99"),
+            (|o| o.cpus = CpuList::default(), "empty --cpus"),
+            (|o| o.threads = Some(0), "at least 1"),
+            (|o| o.loops = Some(0), "--loops"),
+            (|o| o.duration = Some(Duration::ZERO), "--duration"),
+            (|o| o.hist_us = Some(0), "histogram size 0"),
         ];
         for (change, want) in cases {
             let mut o = opts("0");
