@@ -212,7 +212,8 @@ mod tests {
 
     #[test]
     fn refuses_what_would_spin_or_cannot_run() {
-        let cases: [(fn(&mut MeasureOptions), &str); 8] = [
+        type Change = fn(&mut MeasureOptions);
+        let cases: [(Change, &str); 8] = [
             (|o| o.interval_us = 49, "below the 50 us minimum"),
             (|o| o.prio = 0, "outside 1-99 for fifo"),
             (|o| o.prio = 100, "outside 1-99"),
