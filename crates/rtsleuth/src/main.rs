@@ -3,6 +3,7 @@
 mod audit;
 mod graph;
 mod irq;
+mod measure;
 mod record;
 mod wq;
 
@@ -91,6 +92,9 @@ enum Command {
     /// Is this machine set up for RT measurement? Preemption model, CPU frequency, idle states,
     /// SMT, isolation, RT throttling, IRQ affinity, timer slack, tracing, clocksource (read-only).
     Audit(audit::AuditArgs),
+    /// Wake-up latency on this machine, measured as cyclictest does (SCHED_FIFO thread per
+    /// CPU, absolute clock_nanosleep): per-thread min, avg, p50, p99, p99.9, max, histogram.
+    Measure(measure::MeasureArgs),
 }
 
 /// Which tasks a per-task command looks at.
@@ -181,6 +185,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Irq(args) => irq::run(args),
         Command::Audit(args) => audit::run(args),
         Command::Record(args) => return record::run(args),
+        Command::Measure(args) => measure::run(args),
     };
     done.map(|()| ExitCode::SUCCESS)
 }

@@ -1,0 +1,184 @@
+//! One measuring thread: pinned, at its real-time priority, sleeping to absolute deadlines on
+//! CLOCK_MONOTONIC and recording how late each wake-up was.
+
+use super::deadline::Deadline;
+use super::options::ThreadPlan;
+use super::summary::{LiveStats, Recorder, ThreadSummary};
+use crate::sched::{current_tid, pin_current_thread, set_current_thread_policy};
+use crate::LiveError;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The first wake-up of the run later than the `--break` threshold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BreakEvent {
+    /// The thread's position (cyclictest's `T:` number).
+    pub thread: usize,
+    pub cpu: usize,
+    pub tid: i32,
+    pub latency_ns: u64,
+    pub threshold_ns: u64,
+    /// Which wake-up of that thread it was, from 1.
+    pub cycle: u64,
+    /// The deadline it slept to and when it read the clock, CLOCK_MONOTONIC nanoseconds (what
+    /// ftrace's `mono` clock and, on most machines, its `local` clock count).
+    pub expected_ns: u64,
+    pub woke_ns: u64,
+}
+
+/// Called once, from the measuring thread that broke, before the others are stopped: the
+/// place to stop tracing while the trace still ends at the spike.
+pub trait OnBreak: Sync {
+    fn on_break(&self, event: &BreakEvent);
+}
+
+impl<F: Fn(&BreakEvent) + Sync> OnBreak for F {
+    fn on_break(&self, event: &BreakEvent) {
+        self(event)
+    }
+}
+
+/// What the threads of a run share.
+pub struct Shared<'a> {
+    /// Set to end the run; polled after every wake-up.
+    pub stop: &'a AtomicBool,
+    /// Set by the one thread that breaks, so that only one does.
+    pub broke: &'a AtomicBool,
+    pub break_ns: Option<u64>,
+    pub on_break: Option<&'a dyn OnBreak>,
+    /// Each thread's end: after this long or this many wake-ups.
+    pub duration_ns: Option<u64>,
+    pub loops: Option<u64>,
+    pub hist_us: Option<usize>,
+}
+
+/// A finished thread.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadResult {
+    pub plan: ThreadPlan,
+    pub tid: i32,
+    /// The policy and priority the kernel reported from inside the thread once it was set,
+    /// so the report shows what ran rather than what was asked.
+    pub policy: &'static str,
+    pub prio: i32,
+    pub summary: ThreadSummary,
+    pub brk: Option<BreakEvent>,
+}
+
+/// Sets the thread up as planned and measures until the run ends.
+pub fn measure(
+    plan: ThreadPlan,
+    live: &LiveStats,
+    shared: &Shared<'_>,
+) -> Result<ThreadResult, LiveError> {
+    let tid = current_tid();
+    live.tid.store(tid, Ordering::Relaxed);
+    pin_current_thread(plan.cpu)?;
+    set_current_thread_policy(plan.policy, plan.prio)?;
+    let (policy, prio) = current_policy()?;
+    let mut recorder = Recorder::new(live, shared.hist_us);
+    let start = now_ns()?;
+    let end = shared.duration_ns.map(|d| start + d);
+    let mut deadline = Deadline::start(start, plan.interval_ns);
+    let mut brk = None;
+    let mut cycle = 0u64;
+    while !shared.stop.load(Ordering::Relaxed) {
+        let expected = deadline.next_ns();
+        if !sleep_until(expected)? {
+            continue; // a signal cut the sleep short: not a wake-up
+        }
+        let woke = now_ns()?;
+        let wake = deadline.woke(woke);
+        recorder.record(wake);
+        cycle += 1;
+        if let Some(threshold_ns) = shared.break_ns {
+            if wake.latency_ns > threshold_ns && !shared.broke.swap(true, Ordering::AcqRel) {
+                let event = BreakEvent {
+                    thread: plan.index,
+                    cpu: plan.cpu,
+                    tid,
+                    latency_ns: wake.latency_ns,
+                    threshold_ns,
+                    cycle,
+                    expected_ns: expected,
+                    woke_ns: woke,
+                };
+                if let Some(hook) = shared.on_break {
+                    hook.on_break(&event);
+                }
+                shared.stop.store(true, Ordering::Relaxed);
+                brk = Some(event);
+            }
+        }
+        if end.is_some_and(|end| woke >= end) || shared.loops.is_some_and(|n| cycle >= n) {
+            break;
+        }
+    }
+    Ok(ThreadResult {
+        plan,
+        tid,
+        policy,
+        prio,
+        summary: recorder.summary(),
+        brk,
+    })
+}
+
+/// CLOCK_MONOTONIC in nanoseconds.
+fn now_ns() -> Result<u64, LiveError> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the timespec we own.
+    if unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) } != 0 {
+        return Err(LiveError::last_os("clock_gettime"));
+    }
+    Ok(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
+}
+
+/// Sleeps to the absolute CLOCK_MONOTONIC time `ns`; false when a signal interrupted it.
+fn sleep_until(ns: u64) -> Result<bool, LiveError> {
+    let ts = libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: the request is a valid timespec; no remaining time is asked for (absolute).
+    let err = unsafe {
+        libc::clock_nanosleep(
+            libc::CLOCK_MONOTONIC,
+            libc::TIMER_ABSTIME,
+            &ts,
+            std::ptr::null_mut(),
+        )
+    };
+    match err {
+        0 => Ok(true),
+        libc::EINTR => Ok(false),
+        e => Err(LiveError::Sys {
+            call: "clock_nanosleep",
+            source: std::io::Error::from_raw_os_error(e),
+        }),
+    }
+}
+
+/// The calling thread's policy name and priority, as the kernel has them.
+fn current_policy() -> Result<(&'static str, i32), LiveError> {
+    // SAFETY: plain queries on the calling thread; sched_getparam fills the struct we own.
+    let raw = unsafe { libc::sched_getscheduler(0) };
+    if raw < 0 {
+        return Err(LiveError::last_os("sched_getscheduler"));
+    }
+    let mut param = libc::sched_param { sched_priority: 0 };
+    if unsafe { libc::sched_getparam(0, &mut param) } != 0 {
+        return Err(LiveError::last_os("sched_getparam"));
+    }
+    let name = match raw & !libc::SCHED_RESET_ON_FORK {
+        libc::SCHED_FIFO => "fifo",
+        libc::SCHED_RR => "rr",
+        libc::SCHED_OTHER => "other",
+        libc::SCHED_BATCH => "batch",
+        libc::SCHED_IDLE => "idle",
+        _ => "unknown",
+    };
+    Ok((name, param.sched_priority))
+}

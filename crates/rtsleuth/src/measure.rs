@@ -1,0 +1,117 @@
+//! `rtsleuth measure`: arguments (cyclictest's short flags where they mean the same) and
+//! wiring; the engine is `rtsleuth_live::measure`.
+
+use crate::emit;
+use anyhow::{Context, Result};
+use clap::{ArgAction, Args};
+use rtsleuth_live::cpus::CpuList;
+use rtsleuth_live::duration::parse_duration;
+use rtsleuth_live::measure::progress::LiveView;
+use rtsleuth_live::measure::{self, Hooks, MeasureOptions};
+use rtsleuth_live::sched::Policy;
+use rtsleuth_live::signals::Interrupt;
+use std::io::IsTerminal;
+use std::time::Duration;
+
+#[derive(Args)]
+// `-h` is cyclictest's histogram here; help stays on `--help`.
+#[command(disable_help_flag = true)]
+pub struct MeasureArgs {
+    /// CPUs to run the threads on, round-robin (default, or -a alone: every online CPU).
+    #[arg(short = 'a', long = "cpus", visible_alias = "affinity", value_name = "LIST",
+          num_args = 0..=1, default_missing_value = "")]
+    cpus: Option<CpuList>,
+    /// Number of threads (default, or -t alone: one per CPU of --cpus).
+    #[arg(short = 't', long, value_name = "N", num_args = 0..=1, default_missing_value = "0")]
+    threads: Option<usize>,
+    /// Real-time priority of the threads (all equal, as cyclictest 2.x and -S).
+    #[arg(short = 'p', long, visible_alias = "priority", default_value_t = 80)]
+    prio: u32,
+    /// Scheduling policy of the threads: fifo, rr or other.
+    #[arg(long, default_value = "fifo")]
+    policy: Policy,
+    /// Give thread i priority prio - i, as cyclictest's --priospread.
+    #[arg(long, conflicts_with = "smp")]
+    priospread: bool,
+    /// cyclictest's -S: one thread per CPU at equal priority, which is already the default.
+    #[arg(short = 'S', long)]
+    smp: bool,
+    /// Wake-up interval of the first thread, in us (at least 50).
+    #[arg(short = 'i', long, value_name = "US", default_value_t = 1000)]
+    interval: u64,
+    /// Thread i wakes every interval + i * distance us (cyclictest's -d; default 0 here).
+    #[arg(short = 'd', long, value_name = "US", default_value_t = 0)]
+    distance: u64,
+    /// How long: plain seconds or with s, m, h or d (10s, 5m); default until Ctrl-C.
+    #[arg(short = 'D', long, value_parser = parse_duration)]
+    duration: Option<Duration>,
+    /// Stop each thread after this many wake-ups.
+    #[arg(short = 'l', long, value_name = "N")]
+    loops: Option<u64>,
+    /// Stop everything at the first wake-up later than this many us, and report it.
+    #[arg(
+        short = 'b',
+        long = "break",
+        visible_alias = "breaktrace",
+        value_name = "US"
+    )]
+    brk: Option<u64>,
+    /// With --break: do not trace (tracing on break is not built yet: a break only stops).
+    #[arg(long, requires = "brk")]
+    no_trace: bool,
+    /// Print a histogram of wake-ups per us of latency up to US (default 1000), with the
+    /// overflows, as cyclictest's -h.
+    #[arg(short = 'h', long = "hist", visible_alias = "histogram", value_name = "US",
+          num_args = 0..=1, default_missing_value = "1000")]
+    hist: Option<usize>,
+    /// cyclictest's -m: accepted; memory is always locked while measuring.
+    #[arg(short = 'm', long)]
+    mlockall: bool,
+    /// No live view, only the summary at the end.
+    #[arg(short = 'q', long)]
+    quiet: bool,
+    /// Print the stable JSON document (rtsleuth.measure/1) instead of the text report.
+    #[arg(long)]
+    json: bool,
+    /// Print help.
+    #[arg(long, action = ArgAction::Help)]
+    help: Option<bool>,
+}
+
+pub fn run(args: MeasureArgs) -> Result<()> {
+    let cpus = match args.cpus {
+        Some(list) if !list.is_empty() => list,
+        _ => CpuList::online().context("finding the online CPUs")?,
+    };
+    let opts = MeasureOptions {
+        cpus,
+        threads: args.threads.filter(|&n| n > 0),
+        policy: args.policy,
+        prio: args.prio,
+        priospread: args.priospread,
+        interval_us: args.interval,
+        distance_us: args.distance,
+        duration: args.duration,
+        loops: args.loops,
+        break_us: args.brk,
+        hist_us: args.hist,
+    };
+    let interrupt = Interrupt::catch()?;
+    let mut view = LiveView::new(std::io::stderr());
+    let mut draw = |views: &[_]| {
+        // The live view is a courtesy: a closed terminal must not end the measurement.
+        let _ = view.draw(views);
+    };
+    let live = !args.quiet && std::io::stderr().is_terminal();
+    let hooks = Hooks {
+        on_break: None,
+        interrupt: Some(&interrupt),
+        progress: if live { Some(&mut draw) } else { None },
+    };
+    let outcome = measure::run(&opts, hooks)?;
+    emit(
+        &measure::report::document(&opts, &outcome),
+        args.json,
+        false,
+    )
+}

@@ -1,0 +1,375 @@
+//! `rtsleuth measure`: the report formats on a fixed, synthetic outcome (goldens), the errors
+//! that refuse a run before anything is changed, and live runs on this machine.
+//!
+//! Live runs need root and SCHED_FIFO. Without them they print `skipped: ...` and pass, unless
+//! `CI=true`, where a missing capability fails. They run one at a time (a lock): two runs at
+//! SCHED_FIFO on the same CPUs would disturb each other's numbers.
+
+mod common;
+
+use common::{golden, rtsleuth, run};
+use rtsleuth_core::report::{Exporter, JsonExporter, TextExporter};
+use rtsleuth_live::measure::summary::{ThreadSummary, UsHistogram};
+use rtsleuth_live::measure::{
+    self, BreakEvent, Ending, Hooks, MeasureOptions, Outcome, ThreadPlan, ThreadResult,
+};
+use rtsleuth_live::sched::Policy;
+use serde_json::Value;
+use std::process::Stdio;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+static LIVE: Mutex<()> = Mutex::new(());
+
+fn synthetic() -> (MeasureOptions, Outcome) {
+    let mut opts = MeasureOptions::new("0-1".parse().unwrap());
+    opts.duration = Some(Duration::from_secs(2));
+    opts.break_us = Some(100);
+    opts.hist_us = Some(4);
+    let thread = |index: usize, tid, summary, brk| ThreadResult {
+        plan: ThreadPlan {
+            index,
+            cpu: index,
+            policy: Policy::Fifo,
+            prio: 80,
+            interval_ns: 1_000_000,
+        },
+        tid,
+        policy: "fifo",
+        prio: 80,
+        summary,
+        brk,
+    };
+    let quiet = ThreadSummary {
+        cycles: 1500,
+        min_ns: 1_250,
+        sum_ns: 3_001_000,
+        p50_ns: 1_900,
+        p99_ns: 2_800,
+        p999_ns: 3_500,
+        max_ns: 3_999,
+        overruns: 0,
+        histogram: Some(UsHistogram {
+            counts: vec![0, 700, 790, 10],
+            overflows: 0,
+        }),
+    };
+    let brk = BreakEvent {
+        thread: 1,
+        cpu: 1,
+        tid: 1002,
+        latency_ns: 2_345_678,
+        threshold_ns: 100_000,
+        cycle: 1498,
+        expected_ns: 5_000_000_000,
+        woke_ns: 5_002_345_678,
+    };
+    let spiky = ThreadSummary {
+        cycles: 1498,
+        min_ns: 2_000,
+        sum_ns: 8_000_000,
+        p50_ns: 3_000,
+        p99_ns: 9_000,
+        p999_ns: 40_000,
+        max_ns: 2_345_678,
+        overruns: 2,
+        histogram: Some(UsHistogram {
+            counts: vec![0, 0, 600, 800],
+            overflows: 98,
+        }),
+    };
+    let outcome = Outcome {
+        threads: vec![
+            thread(0, 1001, quiet, None),
+            thread(1, 1002, spiky, Some(brk)),
+        ],
+        brk: Some(brk),
+        ended: Ending::Break,
+        elapsed: Duration::from_millis(1502),
+    };
+    (opts, outcome)
+}
+
+fn export(exporter: &dyn Exporter, opts: &MeasureOptions, outcome: &Outcome) -> String {
+    let mut out = Vec::new();
+    exporter
+        .export(&measure::report::document(opts, outcome), &mut out)
+        .unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn report_text_golden() {
+    let (opts, outcome) = synthetic();
+    let text = export(&TextExporter, &opts, &outcome);
+    // avg: 3_001_000 ns / 1500 = 2000.667 ns.
+    assert!(
+        text.contains(
+            "  0    0  1001  fifo      80      1000    1500  1.25  2.001  1.9  2.8    3.5     3.999"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("thread 1 (tid 1002, CPU1) woke 2345.678 us late, above the 100 us threshold, at its wake-up 1498"), "{text}");
+    // Buckets 1-3 us have counts, bucket 0 has none in either thread; then the overflows.
+    assert!(text.contains("\n    1      700        0\n"), "{text}");
+    assert!(text.contains("\n  >=4        0       98\n"), "{text}");
+    assert!(text.contains("warning: thread 1 (CPU1) woke after 2 later deadline(s)"));
+    golden("measure.txt", &text);
+}
+
+#[test]
+fn report_json_golden() {
+    let (opts, outcome) = synthetic();
+    let out = export(&JsonExporter, &opts, &outcome);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["schema"], "rtsleuth.measure/1");
+    assert_eq!(v["ended"], "break");
+    assert_eq!(v["settings"]["cpus"], serde_json::json!([0, 1]));
+    assert_eq!(v["settings"]["duration_s"], 2.0);
+    assert_eq!(v["settings"]["break_us"], 100);
+    let t1 = &v["threads"][1];
+    assert_eq!(t1["tid"], 1002);
+    assert_eq!(t1["policy"], "fifo");
+    assert_eq!(t1["avg_us"], 5.34); // 8_000_000 / 1498 = 5340.45 ns
+    assert_eq!(t1["p999_us"], 40.0);
+    assert_eq!(t1["max_us"], 2345.678);
+    assert_eq!(t1["overruns"], 2);
+    assert_eq!(
+        t1["histogram"]["counts"],
+        serde_json::json!([0, 0, 600, 800])
+    );
+    assert_eq!(t1["histogram"]["overflows"], 98);
+    assert_eq!(v["break"]["latency_us"], 2345.678);
+    assert_eq!(v["break"]["cycle"], 1498);
+    assert_eq!(v["findings"], serde_json::json!([]));
+    golden("measure.json", &out);
+}
+
+#[test]
+fn refuses_bad_settings_before_touching_the_system() {
+    let cases: [(&[&str], &str); 5] = [
+        (&["-i", "10"], "interval 10 us is below the 50 us minimum"),
+        (&["--policy", "deadline"], "unknown policy \"deadline\""),
+        (&["-D", "10x"], "not a duration: \"10x\""),
+        (&["-a", "4095"], "CPU 4095 is not online"),
+        (&["-p", "0"], "priority 0 is outside 1-99 for fifo"),
+    ];
+    for (args, want) in cases {
+        let mut all = vec!["measure", "-q"];
+        all.extend_from_slice(args);
+        let out = run(&all);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{all:?} succeeded");
+        assert!(stderr.contains(want), "{all:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{all:?} printed a report");
+    }
+}
+
+/// Whether a live run can happen here; prints why not, or panics under CI.
+fn live_capable() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let root = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .is_some_and(|ids| ids.split_whitespace().nth(1) == Some("0"));
+    let fifo = std::process::Command::new("chrt")
+        .args(["-f", "80", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if root && fifo {
+        return true;
+    }
+    let why = if root {
+        "SCHED_FIFO is refused (chrt -f 80 true failed)"
+    } else {
+        "not root"
+    };
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "live measure test cannot run under CI: {why}"
+    );
+    eprintln!("skipped: live measure test: {why}");
+    false
+}
+
+fn online_cpus() -> usize {
+    rtsleuth_live::cpus::CpuList::online()
+        .unwrap()
+        .as_slice()
+        .len()
+}
+
+fn json_of(out: &std::process::Output) -> Value {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "measure failed: {stderr}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn live_two_seconds_one_fifo_thread_per_cpu() {
+    let _one = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    if !live_capable() {
+        return;
+    }
+    let v = json_of(&run(&["measure", "-D", "2s", "-i", "1000", "-q", "--json"]));
+    assert_eq!(v["ended"], "completed");
+    assert_eq!(v["break"], Value::Null);
+    let threads = v["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), online_cpus());
+    for (i, t) in threads.iter().enumerate() {
+        assert_eq!(t["cpu"], i, "{t}");
+        // Observed from inside the thread after it was set: the kernel's answer.
+        assert_eq!(t["policy"], "fifo", "{t}");
+        assert_eq!(t["prio"], 80, "{t}");
+        let f = |k: &str| t[k].as_f64().unwrap();
+        let cycles = t["cycles"].as_u64().unwrap();
+        assert!((1960..=2040).contains(&cycles), "{t}");
+        // Exactly: the grid has 2000 deadlines in 2 s, each either woken to or skipped; the
+        // last wake-up may skip past the end by as many intervals as it was late.
+        let deadlines = cycles + t["overruns"].as_u64().unwrap();
+        let past_end = (f("max_us") / 1000.0) as u64;
+        assert!((2000..=2000 + past_end).contains(&deadlines), "{t}");
+        assert!(f("min_us") > 0.0, "{t}");
+        assert!(
+            f("min_us") <= f("avg_us") && f("avg_us") <= f("max_us"),
+            "{t}"
+        );
+        assert!(
+            f("min_us") <= f("p50_us") && f("p50_us") <= f("p99_us"),
+            "{t}"
+        );
+        assert!(
+            f("p99_us") <= f("p999_us") && f("p999_us") <= f("max_us"),
+            "{t}"
+        );
+    }
+    let elapsed = v["elapsed_s"].as_f64().unwrap();
+    assert!((2.0..3.0).contains(&elapsed), "{elapsed}");
+}
+
+#[test]
+fn live_break_stops_at_the_first_wakeup_above_the_threshold() {
+    let _one = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    if !live_capable() {
+        return;
+    }
+    // Every wake-up is more than 1 us late on any machine: the first one breaks.
+    let v = json_of(&run(&["measure", "-b", "1", "-D", "10", "-q", "--json"]));
+    assert_eq!(v["ended"], "break");
+    let brk = &v["break"];
+    assert!(brk["latency_us"].as_f64().unwrap() > 1.0, "{brk}");
+    assert_eq!(brk["threshold_us"], 1.0);
+    let t = &v["threads"][brk["thread"].as_u64().unwrap() as usize];
+    assert_eq!(t["tid"], brk["tid"]);
+    assert_eq!(t["cpu"], brk["cpu"]);
+    assert!(t["cycles"].as_u64().unwrap() >= brk["cycle"].as_u64().unwrap());
+    assert!(t["max_us"].as_f64().unwrap() >= brk["latency_us"].as_f64().unwrap());
+    assert!(v["elapsed_s"].as_f64().unwrap() < 1.0, "{v}");
+}
+
+/// The measuring threads of `pid` as (comm, policy, rt_priority) from /proc.
+fn measuring_threads(pid: u32) -> Vec<(String, u32, u32)> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for task in tasks.flatten() {
+        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
+            continue;
+        };
+        let (comm, rest) = stat.split_once(") ").unwrap();
+        let comm = comm.split_once(" (").unwrap().1.to_string();
+        // Fields after the comm start at field 3; rt_priority is field 40, policy 41.
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        if comm.starts_with("rtsleuth-m") {
+            found.push((comm, f[41 - 3].parse().unwrap(), f[40 - 3].parse().unwrap()));
+        }
+    }
+    found
+}
+
+fn holds_dma_latency(pid: u32) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|fd| {
+            std::fs::read_link(fd.path()).is_ok_and(|target| target.ends_with("cpu_dma_latency"))
+        })
+}
+
+#[test]
+fn live_sigint_ends_the_run_with_a_summary_and_nothing_left() {
+    let _one = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    if !live_capable() {
+        return;
+    }
+    let child = rtsleuth()
+        .args(["measure", "-D", "30s", "-q", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    std::thread::sleep(Duration::from_millis(1000));
+    // While running: one SCHED_FIFO (policy 1) thread at 80 per CPU, the PM QoS file open.
+    let running = measuring_threads(pid);
+    assert_eq!(running.len(), online_cpus(), "{running:?}");
+    assert!(running.iter().all(|t| (t.1, t.2) == (1, 80)), "{running:?}");
+    assert!(holds_dma_latency(pid));
+    let start = Instant::now();
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    assert!(start.elapsed() < Duration::from_secs(2));
+    let v = json_of(&out);
+    assert_eq!(v["ended"], "interrupted");
+    for t in v["threads"].as_array().unwrap() {
+        let cycles = t["cycles"].as_u64().unwrap();
+        assert!((500..2500).contains(&cycles), "{t}");
+    }
+    assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists());
+}
+
+/// In-process: `/dev/cpu_dma_latency` is held and memory locked while measuring, and neither
+/// once `run` has returned.
+#[test]
+fn live_engine_releases_pm_qos_and_memory_lock() {
+    let _one = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    if !live_capable() {
+        return;
+    }
+    let locked_kb = || {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmLck:"))
+            .and_then(|kb| kb.trim().trim_end_matches(" kB").parse::<u64>().ok())
+            .unwrap()
+    };
+    let me = std::process::id();
+    let mut opts = MeasureOptions::new("0".parse().unwrap());
+    opts.loops = Some(300);
+    let mut seen = Vec::new();
+    let mut tick = |views: &[_]| seen.push((holds_dma_latency(me), locked_kb(), views.len()));
+    let outcome = measure::run(
+        &opts,
+        Hooks {
+            progress: Some(&mut tick),
+            ..Hooks::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(outcome.ended, Ending::Completed);
+    assert_eq!(outcome.threads[0].summary.cycles, 300);
+    assert!(!seen.is_empty());
+    assert!(
+        seen.iter().all(|&(held, kb, n)| held && kb > 0 && n == 1),
+        "{seen:?}"
+    );
+    assert!(!holds_dma_latency(me));
+    assert_eq!(locked_kb(), 0);
+}
