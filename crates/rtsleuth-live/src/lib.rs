@@ -12,6 +12,7 @@ pub mod signals;
 pub use error::LiveError;
 pub mod cpus;
 pub mod dma_latency;
+pub mod hwlat;
 pub mod sched;
 #[doc(hidden)]
 pub mod testing;

@@ -1,6 +1,7 @@
 //! The `rtsleuth` command: argument parsing and wiring only; all work is in `rtsleuth-core`.
 
 mod graph;
+mod hwlat;
 mod irq;
 mod wq;
 
@@ -83,6 +84,9 @@ enum Command {
     /// Hard IRQ, softirq and hrtimer-callback durations; interrupts-off and preemption-off
     /// sections (preemptirq events, latency tracers, or inferred from late timer interrupts).
     Irq(irq::IrqArgs),
+    /// Hardware/firmware latency (SMIs, hypervisor steal, firmware): the kernel's hwlat tracer,
+    /// or a SCHED_FIFO thread per CPU that reads the clock and reports the gaps.
+    Hwlat(hwlat::HwlatArgs),
 }
 
 /// Which tasks a per-task command looks at.
@@ -171,6 +175,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Wq(args) => wq::run(args),
         Command::Graph(args) => graph::run(args),
         Command::Irq(args) => irq::run(args),
+        Command::Hwlat(args) => hwlat::run(args),
     }
 }
 
