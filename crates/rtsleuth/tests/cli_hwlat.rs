@@ -274,3 +274,41 @@ fn live_user_detector_measures_every_cpu_and_leaves_the_machine_usable() {
         "the test thread stalled {stall:?}"
     );
 }
+
+/// Ctrl-C ends a long run within one sleep step, and the report of what was measured until
+/// then still comes out, marked interrupted.
+#[test]
+fn live_interrupt_ends_the_run_with_a_report() {
+    let Some((_root, _lock)) = rtsleuth_live::testing::live_tracefs() else {
+        return;
+    };
+    let child = common::rtsleuth()
+        .args(["hwlat", "--duration", "60", "--mode", "user", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let started = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["interrupted"], true);
+    let elapsed = v["elapsed_s"].as_f64().unwrap();
+    assert!((1.3..2.5).contains(&elapsed), "{elapsed}");
+    // The first window of each CPU (0.5 s from its start) was watched whole, the one running
+    // when the signal came only in part.
+    for c in v["cpus"].as_array().unwrap() {
+        assert!(c["windows"].as_u64().unwrap() >= 1, "{c}");
+        assert!(c["measured_s"].as_f64().unwrap() >= 0.5, "{c}");
+    }
+}

@@ -23,6 +23,24 @@ pub fn wall_offset() -> i64 {
     now(libc::CLOCK_REALTIME) as i64 - mono() as i64
 }
 
+/// Sleeps until `t`, nanoseconds of CLOCK_MONOTONIC, on the absolute timer: a detector's
+/// windows stay on their grid however late each sleep began. A signal may end it early.
+pub fn sleep_until(t: u64) {
+    let ts = libc::timespec {
+        tv_sec: (t / 1_000_000_000) as libc::time_t,
+        tv_nsec: (t % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: a valid timespec; the remainder pointer may be null for absolute sleeps.
+    unsafe {
+        libc::clock_nanosleep(
+            libc::CLOCK_MONOTONIC,
+            libc::TIMER_ABSTIME,
+            &ts,
+            std::ptr::null_mut(),
+        )
+    };
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -18,6 +18,7 @@ mod tally;
 mod user;
 mod worst;
 
+pub use clock::{mono, sleep_until};
 pub use gaps::{scan, Gap, Window};
 pub use kernel::{available_tracers, lists_hwlat};
 pub use kernel_output::{parse_line, KernelSample, Line};

@@ -11,7 +11,7 @@
 //! cost, NTP may slew MONOTONIC by at most 0.05% (5 ns on a 10 µs gap), and MONOTONIC is the
 //! trace clock `mono`, so a gap's timestamp can be looked up in a trace directly.
 
-use super::clock::{mono, wall_offset};
+use super::clock::{self, mono, wall_offset};
 use super::gaps::scan;
 use super::result::{CpuResult, Detection};
 use super::schedule::Schedule;
@@ -105,7 +105,7 @@ fn detect(
     let threshold = settings.threshold_us * 1000;
     let mut ready = mono();
     while let Some(start) = schedule.next_start(ready) {
-        if !sleep_until(start, &halt) {
+        if !sleep_until_or_halt(start, &halt) {
             break;
         }
         let window = scan(mono, schedule.width(), threshold, &halt, |gap| {
@@ -134,7 +134,7 @@ fn check_online(wanted: &CpuList, online: &CpuList) -> Result<(), LiveError> {
 
 /// Sleeps until `target` (CLOCK_MONOTONIC ns), looking at `halt` every [`POLL`]; false when
 /// halted.
-fn sleep_until(target: u64, halt: impl Fn() -> bool) -> bool {
+fn sleep_until_or_halt(target: u64, halt: impl Fn() -> bool) -> bool {
     loop {
         if halt() {
             return false;
@@ -143,20 +143,7 @@ fn sleep_until(target: u64, halt: impl Fn() -> bool) -> bool {
         if now >= target {
             return true;
         }
-        let until = target.min(now + POLL);
-        let ts = libc::timespec {
-            tv_sec: (until / 1_000_000_000) as libc::time_t,
-            tv_nsec: (until % 1_000_000_000) as libc::c_long,
-        };
-        // SAFETY: a valid timespec; an early return (EINTR) just loops.
-        unsafe {
-            libc::clock_nanosleep(
-                libc::CLOCK_MONOTONIC,
-                libc::TIMER_ABSTIME,
-                &ts,
-                std::ptr::null_mut(),
-            )
-        };
+        clock::sleep_until(target.min(now + POLL));
     }
 }
 
