@@ -14,6 +14,7 @@ pub mod audit;
 pub mod cpus;
 pub mod dma_latency;
 pub mod duration;
+pub mod hwlat;
 pub mod measure;
 pub mod record;
 pub mod sched;

@@ -2,6 +2,7 @@
 
 mod audit;
 mod graph;
+mod hwlat;
 mod irq;
 mod measure;
 mod record;
@@ -95,6 +96,9 @@ enum Command {
     /// Wake-up latency on this machine, measured as cyclictest does (SCHED_FIFO thread per
     /// CPU, absolute clock_nanosleep): per-thread min, avg, p50, p99, p99.9, max, histogram.
     Measure(measure::MeasureArgs),
+    /// Hardware/firmware latency (SMIs, hypervisor steal, firmware): the kernel's hwlat tracer,
+    /// or a SCHED_FIFO thread per CPU that reads the clock and reports the gaps.
+    Hwlat(hwlat::HwlatArgs),
 }
 
 /// Which tasks a per-task command looks at.
@@ -186,6 +190,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Audit(args) => audit::run(args),
         Command::Record(args) => return record::run(args),
         Command::Measure(args) => measure::run(args),
+        Command::Hwlat(args) => hwlat::run(args),
     };
     done.map(|()| ExitCode::SUCCESS)
 }

@@ -73,7 +73,8 @@ impl Saved {
 fn restorable_value(name: &str, text: &str) -> String {
     let text = text.trim();
     match name {
-        "trace_clock" => match (text.find('['), text.find(']')) {
+        // `hwlat_detector/mode` lists its choices the same way: `none [round-robin] per-cpu`.
+        "trace_clock" | "mode" => match (text.find('['), text.find(']')) {
             (Some(open), Some(close)) if open < close => text[open + 1..close].to_owned(),
             _ => text.to_owned(),
         },
@@ -153,6 +154,10 @@ mod tests {
         assert_eq!(
             restorable_value("trace_clock", "local [global] counter\n"),
             "global"
+        );
+        assert_eq!(
+            restorable_value("mode", "none [round-robin] per-cpu\n"),
+            "round-robin"
         );
         assert_eq!(restorable_value("filter", "none\n"), "0");
         assert_eq!(restorable_value("filter", "irq == 1\n"), "irq == 1");
