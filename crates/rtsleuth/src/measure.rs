@@ -6,11 +6,13 @@ use anyhow::{Context, Result};
 use clap::{ArgAction, Args};
 use rtsleuth_live::cpus::CpuList;
 use rtsleuth_live::duration::parse_duration;
+use rtsleuth_live::measure::break_trace::BreakTrace;
 use rtsleuth_live::measure::progress::LiveView;
-use rtsleuth_live::measure::{self, Hooks, MeasureOptions};
+use rtsleuth_live::measure::{self, BreakEvent, Hooks, MeasureOptions};
 use rtsleuth_live::sched::Policy;
 use rtsleuth_live::signals::Interrupt;
 use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::time::Duration;
 
 #[derive(Args)]
@@ -56,9 +58,20 @@ pub struct MeasureArgs {
         value_name = "US"
     )]
     brk: Option<u64>,
-    /// With --break: do not trace (tracing on break is not built yet: a break only stops).
+    /// With --break: only stop at the spike, without tracing it.
     #[arg(long, requires = "brk")]
     no_trace: bool,
+    /// With --break: where the trace of the spike is saved (DIR/trace.dat).
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "rtsleuth-break",
+        requires = "brk"
+    )]
+    out: PathBuf,
+    /// With --break: ring-buffer size per CPU in KiB for the trace (default: the kernel's).
+    #[arg(long, value_name = "KB", requires = "brk")]
+    buffer_kb: Option<u64>,
     /// Print a histogram of wake-ups per us of latency up to US (default 1000), with the
     /// overflows, as cyclictest's -h.
     #[arg(short = 'h', long = "hist", visible_alias = "histogram", value_name = "US",
@@ -96,7 +109,20 @@ pub fn run(args: MeasureArgs) -> Result<()> {
         break_us: args.brk,
         hist_us: args.hist,
     };
+    // Refuse bad settings before tracefs is touched.
+    opts.plan()?;
     let interrupt = Interrupt::catch()?;
+    let tracer = match opts.break_us {
+        Some(_) if !args.no_trace => Some(
+            BreakTrace::arm(&opts.cpus, args.buffer_kb).context("setting up the break trace")?,
+        ),
+        _ => None,
+    };
+    let on_break = |event: &BreakEvent| {
+        if let Some(tracer) = &tracer {
+            tracer.on_break(event);
+        }
+    };
     let mut view = LiveView::new(std::io::stderr());
     let mut draw = |views: &[_]| {
         // The live view is a courtesy: a closed terminal must not end the measurement.
@@ -104,14 +130,20 @@ pub fn run(args: MeasureArgs) -> Result<()> {
     };
     let live = !args.quiet && std::io::stderr().is_terminal();
     let hooks = Hooks {
-        on_break: None,
+        on_break: Some(&on_break),
         interrupt: Some(&interrupt),
         progress: if live { Some(&mut draw) } else { None },
     };
     let outcome = measure::run(&opts, hooks)?;
-    emit(
-        &measure::report::document(&opts, &outcome),
-        args.json,
-        false,
-    )
+    let mut doc = measure::report::document(&opts, &outcome);
+    if let Some(tracer) = tracer {
+        doc.warnings.extend(tracer.notes().iter().cloned());
+        if let Some(event) = &outcome.brk {
+            let saved = tracer
+                .save(&args.out, event)
+                .context("saving the break trace")?;
+            saved.attach(&mut doc);
+        }
+    }
+    emit(&doc, args.json, false)
 }

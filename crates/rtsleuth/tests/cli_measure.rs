@@ -254,7 +254,16 @@ fn live_break_stops_at_the_first_wakeup_above_the_threshold() {
         return;
     }
     // Every wake-up is more than 1 us late on any machine: the first one breaks.
-    let v = json_of(&run(&["measure", "-b", "1", "-D", "10", "-q", "--json"]));
+    let v = json_of(&run(&[
+        "measure",
+        "-b",
+        "1",
+        "--no-trace",
+        "-D",
+        "10",
+        "-q",
+        "--json",
+    ]));
     assert_eq!(v["ended"], "break");
     let brk = &v["break"];
     assert!(brk["latency_us"].as_f64().unwrap() > 1.0, "{brk}");
@@ -304,8 +313,17 @@ fn live_sigint_ends_the_run_with_a_summary_and_nothing_left() {
     if !live_capable() {
         return;
     }
+    // Traced (a --break no wake-up reaches): the flight recorder must go with the rest.
+    let Some((root, _lock)) = rtsleuth_live::testing::live_tracefs() else {
+        return;
+    };
+    let before = rtsleuth_live::tracefs::observe(&root);
+    let dir = tempfile::tempdir().unwrap();
     let child = rtsleuth()
-        .args(["measure", "-D", "30s", "-q", "--json"])
+        .args([
+            "measure", "-D", "30s", "-q", "--json", "-b", "1000000", "--out",
+        ])
+        .arg(dir.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -317,6 +335,13 @@ fn live_sigint_ends_the_run_with_a_summary_and_nothing_left() {
     assert_eq!(running.len(), online_cpus(), "{running:?}");
     assert!(running.iter().all(|t| (t.1, t.2) == (1, 80)), "{running:?}");
     assert!(holds_dma_latency(pid));
+    let during = rtsleuth_live::tracefs::observe(&root);
+    assert!(
+        during["instances"]
+            .split(' ')
+            .any(|i| i == format!("rtsleuth-{pid}")),
+        "{during:?}"
+    );
     let start = Instant::now();
     let kill = std::process::Command::new("kill")
         .args(["-INT", &pid.to_string()])
@@ -332,6 +357,10 @@ fn live_sigint_ends_the_run_with_a_summary_and_nothing_left() {
         assert!((500..2500).contains(&cycles), "{t}");
     }
     assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists());
+    let diff =
+        rtsleuth_live::tracefs::differences(&before, &rtsleuth_live::tracefs::observe(&root));
+    assert!(diff.is_empty(), "tracefs not restored: {diff:?}");
+    assert!(!dir.path().join("trace.dat").exists(), "no break, no trace");
 }
 
 /// In-process: `/dev/cpu_dma_latency` is held and memory locked while measuring, and neither
@@ -372,4 +401,112 @@ fn live_engine_releases_pm_qos_and_memory_lock() {
     );
     assert!(!holds_dma_latency(me));
     assert_eq!(locked_kb(), 0);
+}
+
+/// A SCHED_FIFO hog in this process: pinned to `cpu` at `prio`, named `name`, it spins
+/// `burst` every `period` (+100 us, so the bursts sweep the measuring thread's phase) until
+/// `stop` is set.
+fn spawn_hog(
+    cpu: usize,
+    prio: u32,
+    name: &'static str,
+    burst: std::time::Duration,
+    period: std::time::Duration,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<i32> {
+    use rtsleuth_live::sched::{
+        current_tid, pin_current_thread, set_current_thread_policy, Policy,
+    };
+    use std::sync::atomic::Ordering;
+    std::thread::Builder::new()
+        .name(name.to_owned())
+        .spawn(move || {
+            pin_current_thread(cpu).unwrap();
+            set_current_thread_policy(Policy::Fifo, prio).unwrap();
+            let drift = std::time::Duration::from_micros(100);
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(period + drift - burst);
+                let start = std::time::Instant::now();
+                while start.elapsed() < burst {
+                    std::hint::spin_loop();
+                }
+            }
+            current_tid()
+        })
+        .unwrap()
+}
+
+/// The acceptance run: a SCHED_FIFO task above the measuring priority on the measured
+/// CPU; `--break` must save a trace and blame that task. tracefs is left as it was.
+#[test]
+fn live_break_with_a_higher_priority_hog_blames_the_hog() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let _one = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    if !live_capable() {
+        return;
+    }
+    let Some((root, _lock)) = rtsleuth_live::testing::live_tracefs() else {
+        return;
+    };
+    let before = rtsleuth_live::tracefs::observe(&root);
+    let dir = tempfile::tempdir().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let ms = std::time::Duration::from_millis;
+    let hog = spawn_hog(0, 90, "rt_hog", ms(2), ms(50), Arc::clone(&stop));
+    let out_dir = dir.path().join("brk");
+    let out = run(&[
+        "measure",
+        "-a",
+        "0",
+        "-p",
+        "80",
+        "-b",
+        "1000",
+        "-D",
+        "20",
+        "-q",
+        "--json",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    stop.store(true, Ordering::Relaxed);
+    let hog_tid = hog.join().unwrap();
+    let v = json_of(&out);
+    let diff =
+        rtsleuth_live::tracefs::differences(&before, &rtsleuth_live::tracefs::observe(&root));
+    assert!(diff.is_empty(), "tracefs not restored: {diff:?}");
+
+    assert_eq!(v["ended"], "break", "{v}");
+    let brk = &v["break"];
+    assert_eq!(brk["cpu"], 0);
+    let measured = brk["latency_us"].as_f64().unwrap();
+    // A 2 ms burst can delay a wake-up by at most the burst plus the kernel's own path.
+    assert!((1000.0..2500.0).contains(&measured), "{brk}");
+    assert_eq!(v["trace_file"], out_dir.join("trace.dat").to_str().unwrap());
+    assert!(out_dir.join("trace.dat").is_file());
+
+    let finding = &v["findings"][0];
+    assert_eq!(finding["task"]["pid"], brk["tid"], "{finding}");
+    assert_eq!(finding["task"]["prio"], 19, "FIFO 80 is kernel prio 19");
+    assert_eq!(finding["root_cause"], "higher_priority", "{finding}");
+    let culprit = format!("rt_hog-{hog_tid}");
+    let blamed: f64 = finding["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["kind"] == "higher_priority" && c["culprit"] == culprit.as_str())
+        .map(|c| c["us"].as_f64().unwrap())
+        .sum();
+    // The trace sees the same spike the thread measured, minus the thread's own way from the
+    // kernel's wake-up to its clock read; most of it is the hog.
+    let explained = finding["latency_us"].as_f64().unwrap();
+    assert!(
+        (explained - measured).abs() < 50.0,
+        "explained {explained} vs measured {measured}"
+    );
+    assert!(
+        blamed > 0.8 * explained,
+        "{culprit} blamed for {blamed} of {explained} us: {finding}"
+    );
 }

@@ -7,6 +7,7 @@
 //! ([`thread::OnBreak`]) runs in the measuring thread that broke, before any other thread is
 //! stopped, so a caller can stop tracing with the spike at the end of the buffer.
 
+pub mod break_trace;
 pub mod deadline;
 pub mod engine;
 pub mod options;
