@@ -510,3 +510,80 @@ fn live_break_with_a_higher_priority_hog_blames_the_hog() {
         "{culprit} blamed for {blamed} of {explained} us: {finding}"
     );
 }
+
+/// The median of a cyclictest `--histfile` (one line per us: `USEC COUNT`), first thread.
+fn cyclictest_median(histfile: &str) -> f64 {
+    let counts: Vec<(u64, u64)> = histfile
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            Some((f.next()?.parse().ok()?, f.next()?.parse().ok()?))
+        })
+        .collect();
+    let total: u64 = counts.iter().map(|c| c.1).sum();
+    let mut seen = 0;
+    for (us, n) in counts {
+        seen += n;
+        if 2 * seen >= total {
+            return us as f64;
+        }
+    }
+    panic!("empty cyclictest histogram")
+}
+
+/// The real peer on the same CPU with the same settings, back to back: the typical wake-up
+/// must agree. Medians, not averages or maxima: one stall of this VM's host moves those by
+/// orders of magnitude (bench/measure_vs_cyclictest.sh prints all of them).
+#[test]
+fn live_median_agrees_with_cyclictest() {
+    let _one = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    if !live_capable() {
+        return;
+    }
+    if std::process::Command::new("cyclictest")
+        .arg("--help")
+        .output()
+        .is_err()
+    {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "cyclictest (rt-tests) is missing under CI"
+        );
+        eprintln!("skipped: cyclictest is not installed (apt-get install rt-tests)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let hist = dir.path().join("hist");
+    let ct = std::process::Command::new("cyclictest")
+        .args([
+            "-m",
+            "-q",
+            "-p80",
+            "-i1000",
+            "-d0",
+            "-D4",
+            "-t1",
+            "-a0",
+            "--histogram=2000",
+        ])
+        .arg(format!("--histfile={}", hist.display()))
+        .output()
+        .unwrap();
+    assert!(
+        ct.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ct.stderr)
+    );
+    let ct_median = cyclictest_median(&std::fs::read_to_string(&hist).unwrap());
+    let v = json_of(&run(&[
+        "measure", "-p", "80", "-i", "1000", "-D", "4", "-a", "0", "-q", "--json",
+    ]));
+    let rs_median = v["threads"][0]["p50_us"].as_f64().unwrap();
+    // cyclictest truncates to whole us; both read the clock once after waking.
+    let bound = (0.5 * ct_median).max(5.0);
+    assert!(
+        (rs_median - ct_median).abs() <= bound,
+        "median: rtsleuth {rs_median} us, cyclictest {ct_median} us (bound {bound})"
+    );
+}
