@@ -2,9 +2,8 @@
 //! under load, written as trace.dat, then read by `trace-cmd report` and by rtsleuth, which
 //! must agree event for event; the kernel's own counters must match what the file holds.
 //!
-//! Needs root and tracefs; skipped with a message otherwise, failed under CI. Holds
-//! /tmp/rtsleuth-tracefs.lock so that tests changing tracefs never overlap, and restores every
-//! file it changes, on failure too.
+//! Needs root and tracefs; skipped with a message otherwise, failed under CI. It records into
+//! a private instance through a tracefs session, which removes it again, on failure too.
 
 mod tracedat_peer;
 
@@ -13,90 +12,30 @@ use rtsleuth_core::input::Input;
 use rtsleuth_core::read;
 use rtsleuth_live::cpus::CpuList;
 use rtsleuth_live::record::{write_tracedat, RawCapture, TraceMeta, WaitEnd};
+use rtsleuth_live::testing::live_tracefs;
+use rtsleuth_live::tracefs::{Buffer, Session, Tracefs};
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::os::fd::AsRawFd;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-const TRACEFS: &str = "/sys/kernel/tracing";
-
 const EVENTS: &[&str] = &[
-    "sched/sched_switch",
-    "sched/sched_waking",
-    "sched/sched_wakeup",
-    "irq/irq_handler_entry",
-    "irq/irq_handler_exit",
-    "irq/softirq_raise",
-    "irq/softirq_entry",
-    "irq/softirq_exit",
-    "timer/hrtimer_start",
-    "timer/hrtimer_expire_entry",
-    "timer/hrtimer_expire_exit",
-    "timer/timer_start",
-    "timer/timer_expire_entry",
-    "timer/timer_expire_exit",
+    "sched:sched_switch",
+    "sched:sched_waking",
+    "sched:sched_wakeup",
+    "irq:irq_handler_entry",
+    "irq:irq_handler_exit",
+    "irq:softirq_raise",
+    "irq:softirq_entry",
+    "irq:softirq_exit",
+    "timer:hrtimer_start",
+    "timer:hrtimer_expire_entry",
+    "timer:hrtimer_expire_exit",
+    "timer:timer_start",
+    "timer:timer_expire_entry",
+    "timer:timer_expire_exit",
 ];
-
-/// Whether this process may trace; prints why not (and fails under CI).
-fn can_trace() -> bool {
-    let why = if unsafe { libc::geteuid() } != 0 {
-        "not root"
-    } else if !Path::new(TRACEFS).join("per_cpu").is_dir() {
-        "tracefs is not mounted at /sys/kernel/tracing"
-    } else {
-        return true;
-    };
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "CI must be able to trace: {why}"
-    );
-    println!("skipped: {why}");
-    false
-}
-
-/// Held for the whole test: other tests that change tracefs wait.
-struct TracefsLock {
-    _file: File,
-}
-
-impl TracefsLock {
-    fn take() -> TracefsLock {
-        let f = File::create("/tmp/rtsleuth-tracefs.lock").unwrap();
-        assert_eq!(unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) }, 0);
-        TracefsLock { _file: f }
-    }
-}
-
-/// The tracefs files this test changed and their values before; put back on drop, last
-/// changed first.
-#[derive(Default)]
-struct Restore(Vec<(PathBuf, String)>);
-
-impl Restore {
-    fn set(&mut self, file: &str, value: &str) {
-        let path = Path::new(TRACEFS).join(file);
-        if !self.0.iter().any(|(p, _)| *p == path) {
-            let old = std::fs::read_to_string(&path).unwrap();
-            // An enable file of a soft-disabled event reads `0*`; `0` restores it.
-            self.0
-                .push((path.clone(), old.trim().trim_end_matches('*').to_string()));
-        }
-        std::fs::write(&path, value).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    }
-}
-
-impl Drop for Restore {
-    fn drop(&mut self) {
-        for (path, old) in self.0.drain(..).rev() {
-            if let Err(e) = std::fs::write(&path, &old) {
-                eprintln!("could not restore {} to {old:?}: {e}", path.display());
-            }
-        }
-    }
-}
 
 /// Threads that sleep and wake for `d`: switches, wake-ups and timers on every CPU.
 fn load(d: Duration) -> Vec<JoinHandle<()>> {
@@ -114,21 +53,17 @@ fn load(d: Duration) -> Vec<JoinHandle<()>> {
 
 #[test]
 fn a_recorded_trace_reads_the_same_in_trace_cmd_and_rtsleuth() {
-    if !can_trace() {
+    let Some((root, _lock)) = live_tracefs() else {
         return;
-    }
-    let _lock = TracefsLock::take();
-    let root = Path::new(TRACEFS);
+    };
+    let tracefs = Tracefs::at(&root);
     let dir = tempfile::tempdir().unwrap();
     let cpus = CpuList::online().unwrap();
-    let mut restore = Restore::default();
-    restore.set("tracing_on", "0");
-    for e in EVENTS {
-        restore.set(&format!("events/{e}/enable"), "1");
-    }
-    std::fs::write(root.join("trace"), "").unwrap();
-    let capture = RawCapture::start(root, &cpus, dir.path()).unwrap();
-    restore.set("tracing_on", "1");
+    let mut session = Session::new(&tracefs, Buffer::private()).unwrap();
+    let events: Vec<String> = EVENTS.iter().map(|e| e.to_string()).collect();
+    session.enable_events(&events).unwrap();
+    let capture = RawCapture::start(session.dir(), &cpus, dir.path()).unwrap();
+    session.tracing_on(true).unwrap();
     let workers = load(Duration::from_secs(1));
     let (never, raised) = (AtomicBool::new(false), AtomicBool::new(true));
     let waited = Instant::now();
@@ -142,10 +77,10 @@ fn a_recorded_trace_reads_the_same_in_trace_cmd_and_rtsleuth() {
     for w in workers {
         w.join().unwrap();
     }
-    restore.set("tracing_on", "0");
+    session.tracing_on(false).unwrap();
     let capture = capture.finish().unwrap();
-    let meta = TraceMeta::gather(root, root).unwrap();
-    drop(restore);
+    let meta = TraceMeta::gather(&root, session.dir()).unwrap();
+    session.restore().unwrap();
 
     let out = dir.path().join("trace.dat");
     write_tracedat(&out, &meta, &capture).unwrap();

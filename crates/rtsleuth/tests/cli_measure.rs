@@ -192,6 +192,30 @@ fn live_capable() -> bool {
     false
 }
 
+/// For live runs that also trace: the tracefs root, the live-test lock and tracefs as it was
+/// before, or `None` (after saying why) where live tests cannot run.
+fn live_traced() -> Option<(
+    std::path::PathBuf,
+    rtsleuth_live::testing::LiveLock,
+    std::collections::BTreeMap<String, String>,
+)> {
+    if !live_capable() {
+        return None;
+    }
+    let (root, lock) = rtsleuth_live::testing::live_tracefs()?;
+    let before = rtsleuth_live::tracefs::observe(&root);
+    Some((root, lock, before))
+}
+
+/// tracefs reads back as `before`.
+fn assert_tracefs_restored(
+    root: &std::path::Path,
+    before: &std::collections::BTreeMap<String, String>,
+) {
+    let diff = rtsleuth_live::tracefs::differences(before, &rtsleuth_live::tracefs::observe(root));
+    assert!(diff.is_empty(), "tracefs not restored: {diff:?}");
+}
+
 fn online_cpus() -> usize {
     rtsleuth_live::cpus::CpuList::online()
         .unwrap()
@@ -310,14 +334,10 @@ fn holds_dma_latency(pid: u32) -> bool {
 #[test]
 fn live_sigint_ends_the_run_with_a_summary_and_nothing_left() {
     let _one = LIVE.lock().unwrap_or_else(|e| e.into_inner());
-    if !live_capable() {
-        return;
-    }
     // Traced (a --break no wake-up reaches): the flight recorder must go with the rest.
-    let Some((root, _lock)) = rtsleuth_live::testing::live_tracefs() else {
+    let Some((root, _lock, before)) = live_traced() else {
         return;
     };
-    let before = rtsleuth_live::tracefs::observe(&root);
     let dir = tempfile::tempdir().unwrap();
     let child = rtsleuth()
         .args([
@@ -357,9 +377,7 @@ fn live_sigint_ends_the_run_with_a_summary_and_nothing_left() {
         assert!((500..2500).contains(&cycles), "{t}");
     }
     assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists());
-    let diff =
-        rtsleuth_live::tracefs::differences(&before, &rtsleuth_live::tracefs::observe(&root));
-    assert!(diff.is_empty(), "tracefs not restored: {diff:?}");
+    assert_tracefs_restored(&root, &before);
     assert!(!dir.path().join("trace.dat").exists(), "no break, no trace");
 }
 
@@ -443,13 +461,9 @@ fn live_break_with_a_higher_priority_hog_blames_the_hog() {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
     let _one = LIVE.lock().unwrap_or_else(|e| e.into_inner());
-    if !live_capable() {
-        return;
-    }
-    let Some((root, _lock)) = rtsleuth_live::testing::live_tracefs() else {
+    let Some((root, _lock, before)) = live_traced() else {
         return;
     };
-    let before = rtsleuth_live::tracefs::observe(&root);
     let dir = tempfile::tempdir().unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let ms = std::time::Duration::from_millis;
@@ -473,9 +487,7 @@ fn live_break_with_a_higher_priority_hog_blames_the_hog() {
     stop.store(true, Ordering::Relaxed);
     let hog_tid = hog.join().unwrap();
     let v = json_of(&out);
-    let diff =
-        rtsleuth_live::tracefs::differences(&before, &rtsleuth_live::tracefs::observe(&root));
-    assert!(diff.is_empty(), "tracefs not restored: {diff:?}");
+    assert_tracefs_restored(&root, &before);
 
     assert_eq!(v["ended"], "break", "{v}");
     let brk = &v["break"];

@@ -7,7 +7,7 @@ use std::path::Path;
 
 /// The groups `explain` draws on: who ran (sched), who interrupted (irq, irq_vectors, timer),
 /// deferred work (workqueue) and, on kernels built with them, irqs/preempt-off sections.
-const LATENCY: &[&str] = &[
+pub(super) const LATENCY: &[&str] = &[
     "sched",
     "irq",
     "timer",

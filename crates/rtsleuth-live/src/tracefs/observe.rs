@@ -4,6 +4,7 @@
 //! tool changed something meanwhile, a kernel that reads a value back differently) is reported
 //! instead of trusted; the tests use it to prove the restore.
 
+use super::events::LATENCY;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -20,16 +21,6 @@ const BUFFER_FILES: &[&str] = &[
 
 /// Global files a session may change.
 const GLOBAL_FILES: &[&str] = &["saved_cmdlines_size"];
-
-/// Event groups whose filters are compared (those the latency presets enable).
-const FILTER_GROUPS: &[&str] = &[
-    "sched",
-    "irq",
-    "timer",
-    "irq_vectors",
-    "workqueue",
-    "preemptirq",
-];
 
 /// The observable state of the tracefs mounted at `root`, top-level buffer and instance list,
 /// as `name -> value`. Files this kernel lacks are left out.
@@ -53,7 +44,8 @@ pub fn observe(root: &Path) -> BTreeMap<String, String> {
             add(format!("{prefix}{}", name_of(&entry)), &file);
         }
     }
-    for group in FILTER_GROUPS {
+    // The filters of the groups the latency preset enables.
+    for group in LATENCY {
         for event in sorted_entries(&root.join("events").join(group)) {
             if event.is_dir() {
                 add(
