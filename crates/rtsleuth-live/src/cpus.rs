@@ -30,6 +30,17 @@ impl CpuList {
         self.0.binary_search(&cpu).is_ok()
     }
 
+    /// The CPUs of this list that `other` does not have.
+    pub fn difference(&self, other: &CpuList) -> CpuList {
+        CpuList(
+            self.0
+                .iter()
+                .copied()
+                .filter(|&c| !other.contains(c))
+                .collect(),
+        )
+    }
+
     /// The list as the hex mask `tracing_cpumask` and `smp_affinity` use, 32 bits per
     /// comma-separated group as the kernel prints it.
     pub fn to_hex_mask(&self) -> String {
@@ -123,6 +134,16 @@ mod tests {
         for bad in ["a", "3-1", "1-", "-2", "0-99999"] {
             assert!(bad.parse::<CpuList>().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn difference_keeps_what_the_other_lacks() {
+        let a: CpuList = "0-5".parse().unwrap();
+        assert_eq!(
+            a.difference(&"1,3-4,9".parse().unwrap()).to_string(),
+            "0,2,5"
+        );
+        assert!(a.difference(&a).is_empty());
     }
 
     #[test]

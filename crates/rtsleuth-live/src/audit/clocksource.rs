@@ -26,7 +26,8 @@ pub(super) fn check(ctx: &Context) -> Check {
         .sys
         .read(&format!("{DIR}/available_clocksource"))
         .unwrap_or_default();
-    let fast_available = available.split_whitespace().find(|c| FAST.contains(c));
+    let available: Vec<&str> = available.split_whitespace().collect();
+    let fast_available = available.iter().copied().find(|c| FAST.contains(c));
     let verdict = if FAST.contains(&current.as_str()) {
         Verdict::Ok
     } else if PARAVIRT.contains(&current.as_str()) {
@@ -46,7 +47,6 @@ pub(super) fn check(ctx: &Context) -> Check {
             "the kernel found no usable fast counter (check dmesg for 'clocksource' and 'tsc' messages: an unstable TSC was rejected)".to_string(),
         ),
     };
-    let available: Vec<&str> = available.split_whitespace().collect();
     let value = format!("{current} (available: {})", available.join(" "));
     ABOUT.finding(value, verdict, fix)
 }

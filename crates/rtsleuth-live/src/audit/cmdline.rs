@@ -11,6 +11,8 @@ const ISOLCPUS_FLAGS: &[&str] = &["nohz", "domain", "managed_irq"];
 #[derive(Debug, Default)]
 pub(super) struct Cmdline {
     params: Vec<(String, Option<String>)>,
+    /// Whether `/proc/cmdline` could be read: an empty list then means "no parameters".
+    known: bool,
 }
 
 /// A CPU-list parameter as the kernel was booted with it.
@@ -24,7 +26,14 @@ pub(super) enum CpuParam {
 
 impl Cmdline {
     pub fn load(sys: &SystemView) -> Cmdline {
-        Cmdline::parse(&sys.read("/proc/cmdline").unwrap_or_default())
+        sys.read("/proc/cmdline")
+            .map(|text| Cmdline::parse(&text))
+            .unwrap_or_default()
+    }
+
+    /// Whether the command line was read at all.
+    pub fn known(&self) -> bool {
+        self.known
     }
 
     fn parse(text: &str) -> Cmdline {
@@ -36,7 +45,10 @@ impl Cmdline {
                 None => (word.to_string(), None),
             })
             .collect();
-        Cmdline { params }
+        Cmdline {
+            params,
+            known: true,
+        }
     }
 
     /// The value of the last occurrence of `name` (the kernel lets the last one win);

@@ -9,11 +9,8 @@ use crate::cpus::CpuList;
 /// The three checks, in report order.
 pub(super) fn checks(ctx: &Context) -> Vec<Check> {
     let nohz = nohz_full(ctx);
-    vec![
-        isolcpus(ctx),
-        coverage(ctx, &NOHZ_FULL, nohz.clone()),
-        rcu_nocbs(ctx, &nohz),
-    ]
+    let rcu = rcu_nocbs(ctx, &nohz);
+    vec![isolcpus(ctx), coverage(ctx, &NOHZ_FULL, nohz), rcu]
 }
 
 /// A CPU-list boot parameter's check, and the fix for a list of CPUs.
@@ -50,7 +47,6 @@ const RCU_NOCBS: Param = Param {
 };
 
 /// What a CPU-list setting turned out to be.
-#[derive(Clone)]
 enum Setting {
     /// The CPUs it covers (possibly none), and where that was read.
     Cpus(CpuList, String),
@@ -133,7 +129,7 @@ fn rcu_nocbs(ctx: &Context, nohz: &Setting) -> Check {
             Setting::Cpus(CpuList::from(cpus), sources.join(", "))
         } else if ctx.config.enabled("CONFIG_RCU_NOCB_CPU") == Some(false) {
             Setting::Unsupported("CONFIG_RCU_NOCB_CPU")
-        } else if ctx.sys.read("/proc/cmdline").is_some() {
+        } else if ctx.cmdline.known() {
             Setting::Cpus(
                 CpuList::default(),
                 "no rcu_nocbs= or nohz_full= at boot".into(),
@@ -164,13 +160,7 @@ fn coverage(ctx: &Context, param: &Param, setting: Setting) -> Check {
             fix(),
         ),
         Setting::Cpus(cpus, source) => {
-            let missing: Vec<usize> = ctx
-                .cpus
-                .as_slice()
-                .iter()
-                .copied()
-                .filter(|c| !cpus.contains(*c))
-                .collect();
+            let missing = ctx.cpus.difference(&cpus);
             let shown = if cpus.is_empty() {
                 "none".to_string()
             } else {
@@ -186,10 +176,7 @@ fn coverage(ctx: &Context, param: &Param, setting: Setting) -> Check {
                 )
             } else {
                 (
-                    format!(
-                        "{shown} ({source}; measured CPUs {} not covered)",
-                        CpuList::from(missing)
-                    ),
+                    format!("{shown} ({source}; measured CPUs {missing} not covered)"),
                     Verdict::Warn,
                     fix(),
                 )

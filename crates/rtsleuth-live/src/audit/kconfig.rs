@@ -3,7 +3,7 @@
 //! built rather than how it is running now.
 
 use super::system::{lines_of, SystemView};
-use flate2::read::GzDecoder;
+use rtsleuth_core::input::Compression;
 use std::collections::BTreeMap;
 use std::io::BufReader;
 
@@ -33,7 +33,8 @@ impl KConfig {
     pub fn load(sys: &SystemView, release: Option<&str>) -> KConfig {
         const PROC: &str = "/proc/config.gz";
         if let Ok(file) = std::fs::File::open(sys.path(PROC)) {
-            let config = KConfig::parse(lines_of(BufReader::new(GzDecoder::new(file))), PROC);
+            let gunzip = Compression::Gzip.wrap(PROC, Box::new(file));
+            let config = KConfig::parse(lines_of(BufReader::new(gunzip)), PROC);
             if !config.options.is_empty() {
                 return config;
             }

@@ -150,14 +150,8 @@ struct Context<'a> {
 impl Context<'_> {
     /// The online CPUs that are not measured: where IRQs and housekeeping should go.
     fn housekeeping(&self) -> Option<CpuList> {
-        let online = self.online.as_ref()?;
-        let rest: Vec<usize> = online
-            .as_slice()
-            .iter()
-            .copied()
-            .filter(|c| !self.cpus.contains(*c))
-            .collect();
-        (!rest.is_empty()).then(|| CpuList::from(rest))
+        let rest = self.online.as_ref()?.difference(&self.cpus);
+        (!rest.is_empty()).then_some(rest)
     }
 }
 
@@ -172,16 +166,10 @@ impl Audit {
         let mut warnings = Vec::new();
         let cpus = match (cpus, &online) {
             (Some(cpus), Some(online)) => {
-                let offline: Vec<usize> = cpus
-                    .as_slice()
-                    .iter()
-                    .copied()
-                    .filter(|c| !online.contains(*c))
-                    .collect();
+                let offline = cpus.difference(online);
                 if !offline.is_empty() {
                     return Err(LiveError::Invalid(format!(
-                        "--cpus {cpus}: CPU {} not online (online: {online})",
-                        CpuList::from(offline)
+                        "--cpus {cpus}: CPU {offline} not online (online: {online})"
                     )));
                 }
                 cpus

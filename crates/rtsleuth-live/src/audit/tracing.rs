@@ -3,10 +3,8 @@
 //! interrupts or preemption off.
 
 use super::{About, Check, Context, Verdict};
+use crate::tracefs::{pick_mount, AvailableEvents, MOUNT_POINTS};
 use std::collections::HashSet;
-
-/// Where tracefs is mounted, in order of preference, when /proc/mounts cannot say.
-const MOUNT_POINTS: &[&str] = &["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 
 /// The latency tracers and the option that builds each.
 const TRACERS: &[(&str, &str)] = &[
@@ -44,18 +42,23 @@ const PREEMPTIRQ: &[&str] = &[
 /// The four checks, in report order.
 pub(super) fn checks(ctx: &Context) -> Vec<Check> {
     let mount = mount_point(ctx);
-    let dir = match &mount {
-        Mount::At(dir) => Some(dir.as_str())
-            .filter(|dir| ctx.sys.read(&format!("{dir}/available_tracers")).is_some()),
+    let found = match &mount {
+        Mount::At(dir) => ctx
+            .sys
+            .read(&format!("{dir}/available_tracers"))
+            .map(|tracers| (dir.as_str(), tracers)),
         _ => None,
     };
-    let mut checks = vec![tracefs(&mount, dir.is_some())];
-    match dir {
-        Some(dir) => {
-            let events = available_events(ctx, dir);
-            checks.push(tracers(ctx, dir));
-            checks.push(trace_events(events.as_ref()));
-            checks.push(preemptirq_events(events.as_ref()));
+    let mut checks = vec![tracefs(&mount, found.is_some())];
+    match found {
+        Some((dir, available_tracers)) => {
+            checks.push(tracers(&available_tracers));
+            match AvailableEvents::read(&ctx.sys.path(dir)) {
+                Ok(events) => checks.extend([trace_events(&events), preemptirq_events(&events)]),
+                Err(_) => checks.extend(
+                    [TRACE_EVENTS, PREEMPTIRQ_EVENTS].map(|a| a.unknown("available_events")),
+                ),
+            }
         }
         None => checks.extend(
             [LATENCY_TRACERS, TRACE_EVENTS, PREEMPTIRQ_EVENTS].map(|a| a.unknown("tracefs")),
@@ -73,32 +76,16 @@ enum Mount {
     Unknown,
 }
 
-/// The tracefs mount point from /proc/mounts (preferring the canonical one), else the first
-/// of [`MOUNT_POINTS`] that holds tracefs files.
+/// The tracefs mount point from /proc/mounts, else the first of the usual mount points that
+/// holds tracefs files.
 fn mount_point(ctx: &Context) -> Mount {
-    let probed = || {
-        MOUNT_POINTS
+    let Some(mounts) = ctx.sys.read("/proc/mounts") else {
+        return MOUNT_POINTS
             .iter()
             .find(|p| ctx.sys.read(&format!("{p}/available_tracers")).is_some())
-            .map(|p| Mount::At(p.to_string()))
+            .map_or(Mount::Unknown, |p| Mount::At(p.to_string()));
     };
-    let Some(lines) = ctx.sys.lines("/proc/mounts") else {
-        return probed().unwrap_or(Mount::Unknown);
-    };
-    let mounted: Vec<String> = lines
-        .filter_map(|line| {
-            let mut fields = line.split_whitespace();
-            let point = fields.nth(1)?;
-            (fields.next()? == "tracefs").then(|| point.to_string())
-        })
-        .collect();
-    MOUNT_POINTS
-        .iter()
-        .find(|p| mounted.iter().any(|m| m == *p))
-        .map(|p| p.to_string())
-        .or_else(|| mounted.into_iter().next())
-        .map(Mount::At)
-        .unwrap_or(Mount::NotMounted)
+    pick_mount(&mounts).map_or(Mount::NotMounted, |p| Mount::At(p.to_string()))
 }
 
 const TRACEFS: About = About {
@@ -131,12 +118,8 @@ const LATENCY_TRACERS: About = About {
     why: "irqsoff, preemptoff and wakeup_rt catch the worst section the kernel itself measured; function_graph shows where the time went; hwlat, timerlat and osnoise measure the hardware, timer and OS noise under the workload",
 };
 
-fn tracers(ctx: &Context, dir: &str) -> Check {
-    let text = ctx
-        .sys
-        .read(&format!("{dir}/available_tracers"))
-        .unwrap_or_default();
-    let available: HashSet<&str> = text.split_whitespace().collect();
+fn tracers(available_tracers: &str) -> Check {
+    let available: HashSet<&str> = available_tracers.split_whitespace().collect();
     let (have, missing): (Vec<_>, Vec<_>) =
         TRACERS.iter().partition(|(t, _)| available.contains(t));
     let names =
@@ -158,23 +141,12 @@ fn tracers(ctx: &Context, dir: &str) -> Check {
     LATENCY_TRACERS.finding(value, verdict, fix)
 }
 
-/// The events of [`EVENTS`] and [`PREEMPTIRQ`] that `available_events` lists; `None` when it
-/// cannot be read. Streamed: the file lists thousands of events.
-fn available_events(ctx: &Context, dir: &str) -> Option<HashSet<String>> {
-    let lines = ctx.sys.lines(&format!("{dir}/available_events"))?;
-    Some(
-        lines
-            .filter(|e| EVENTS.contains(&e.as_str()) || PREEMPTIRQ.contains(&e.as_str()))
-            .collect(),
-    )
-}
-
 /// The events of `list` that are available, and those that are not.
 fn split(
     list: &[&'static str],
-    events: &HashSet<String>,
+    events: &AvailableEvents,
 ) -> (Vec<&'static str>, Vec<&'static str>) {
-    list.iter().partition(|e| events.contains(**e))
+    list.iter().partition(|e| events.contains(e))
 }
 
 const TRACE_EVENTS: About = About {
@@ -183,10 +155,7 @@ const TRACE_EVENTS: About = About {
     why: "rtsleuth explains a late wake-up from sched_waking/sched_wakeup/sched_switch, the IRQ and softirq events and the hrtimer events",
 };
 
-fn trace_events(events: Option<&HashSet<String>>) -> Check {
-    let Some(events) = events else {
-        return TRACE_EVENTS.unknown("available_events");
-    };
+fn trace_events(events: &AvailableEvents) -> Check {
     let (_, missing) = split(EVENTS, events);
     let verdict = if missing.is_empty() {
         Verdict::Ok
@@ -212,10 +181,7 @@ const PREEMPTIRQ_EVENTS: About = About {
     why: "irq_disable/enable and preempt_disable/enable name the code that held interrupts or preemption off; without them rtsleuth can only infer irqs-off from late timer interrupts",
 };
 
-fn preemptirq_events(events: Option<&HashSet<String>>) -> Check {
-    let Some(events) = events else {
-        return PREEMPTIRQ_EVENTS.unknown("available_events");
-    };
+fn preemptirq_events(events: &AvailableEvents) -> Check {
     let (have, _) = split(PREEMPTIRQ, events);
     let verdict = if have.len() == PREEMPTIRQ.len() {
         Verdict::Ok

@@ -53,6 +53,13 @@ impl AvailableEvents {
         self.0.contains(&(system.to_owned(), event.to_owned()))
     }
 
+    /// Whether the kernel has this `system:event`.
+    pub fn contains(&self, event: &str) -> bool {
+        event
+            .split_once(':')
+            .is_some_and(|(system, name)| self.has_event(system, name))
+    }
+
     /// Turns `-e` arguments (presets `latency`, `sched`, `irq`, `all`; `system`; `system:event`;
     /// `system:*`) into `set_event` lines. Preset groups this kernel lacks are left out and
     /// named in the returned notes; an explicit event it lacks is an error.

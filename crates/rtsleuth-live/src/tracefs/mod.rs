@@ -16,6 +16,7 @@ mod spike_stop;
 
 pub use events::AvailableEvents;
 pub use mount::Tracefs;
+pub(crate) use mount::{pick_mount, MOUNT_POINTS};
 pub use observe::{differences, observe};
 pub use session::{Buffer, Session};
 pub use spike_stop::SpikeStop;

@@ -4,7 +4,22 @@ use crate::LiveError;
 use std::path::{Path, PathBuf};
 
 /// Where tracefs is conventionally mounted, newest convention first.
-const MOUNT_POINTS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+pub(crate) const MOUNT_POINTS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+
+/// The tracefs mount point a `/proc/mounts` text lists: the conventional one when it is
+/// mounted there (tracefs is often mounted twice), else the first.
+pub(crate) fn pick_mount(mounts: &str) -> Option<&str> {
+    let mounted: Vec<&str> = mounts
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let (_, dir, fstype) = (f.next()?, f.next()?, f.next()?);
+            (fstype == "tracefs").then_some(dir)
+        })
+        .collect();
+    let preferred = MOUNT_POINTS.iter().find(|p| mounted.contains(p)).copied();
+    preferred.or(mounted.first().copied())
+}
 
 /// A usable tracefs mount. If rtsleuth mounted it, dropping the value unmounts it again.
 pub struct Tracefs {
@@ -52,16 +67,7 @@ impl Tracefs {
     pub fn find_mounted() -> Result<Option<PathBuf>, LiveError> {
         let mounts = std::fs::read_to_string("/proc/mounts")
             .map_err(|e| LiveError::file("/proc/mounts", e))?;
-        let mounted: Vec<&str> = mounts
-            .lines()
-            .filter_map(|l| {
-                let mut f = l.split_whitespace();
-                let (_, dir, fstype) = (f.next()?, f.next()?, f.next()?);
-                (fstype == "tracefs").then_some(dir)
-            })
-            .collect();
-        let preferred = MOUNT_POINTS.iter().find(|p| mounted.contains(p)).copied();
-        Ok(preferred.or(mounted.first().copied()).map(PathBuf::from))
+        Ok(pick_mount(&mounts).map(PathBuf::from))
     }
 
     /// Uses a tracefs mounted at `root` (tests and unusual mounts).
