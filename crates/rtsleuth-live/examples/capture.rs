@@ -39,14 +39,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         events as f64 / traced, mb / traced, capture.lost_events());
     for c in &capture.cpus {
         println!(
-            "cpu{} pages={} read_events={} overrun={} dropped={} commit_overrun={} lost_pages={}",
+            "cpu{} pages={} read_events={} overrun={} dropped={} commit_overrun={}",
             c.cpu,
             c.pages,
             c.stats.read_events,
             c.stats.overrun,
             c.stats.dropped_events,
             c.stats.commit_overrun,
-            c.lost_pages
         );
     }
     Ok(())

@@ -53,6 +53,20 @@ impl PageLayout {
     }
 }
 
+/// The page size a `header_page` text describes: the `data` field's offset plus its size.
+/// Since Linux 6.8 a buffer's sub-buffer (`buffer_subbuf_size_kb`) can be larger than a
+/// memory page, and `trace_pipe_raw` hands out one per read; this is the kernel's own
+/// statement of its size. `None` when there is no `data` field or the sum is not a power of
+/// two (not a page).
+pub fn page_size_from_header_page(text: &str) -> Option<usize> {
+    let (_, offset, size) = text
+        .lines()
+        .filter_map(field)
+        .find(|(name, _, _)| *name == "data")?;
+    let page = offset + size;
+    page.is_power_of_two().then_some(page)
+}
+
 /// `field: local_t commit; offset:8; size:8; signed:1;` (tab-separated) → ("commit", 8, 8).
 fn field(line: &str) -> Option<(&str, usize, usize)> {
     let mut parts = line.split(';');
@@ -84,5 +98,31 @@ mod tests {
         let arm32 = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\tfield: local_t commit;\toffset:8;\tsize:4;\tsigned:1;\n\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n\tfield: char data;\toffset:12;\tsize:4084;\tsigned:1;\n";
         let l = PageLayout::from_header_page(arm32, Endian::Little, 4096, 4);
         assert_eq!((l.commit_size, l.data_offset), (4, 12));
+    }
+
+    const X86: &str = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
+
+    #[test]
+    fn data_offset_plus_size_is_the_page() {
+        assert_eq!(page_size_from_header_page(X86), Some(4096));
+        // An 8 KB sub-buffer (buffer_subbuf_size_kb=8) on a 32-bit kernel.
+        let arm = "\tfield: local_t commit;\toffset:8;\tsize:4;\tsigned:1;\n\tfield: char data;\toffset:12;\tsize:8180;\tsigned:1;\n";
+        assert_eq!(page_size_from_header_page(arm), Some(8192));
+    }
+
+    #[test]
+    fn no_data_field_or_an_odd_size_is_no_page_size() {
+        assert_eq!(
+            page_size_from_header_page("field: u64 timestamp; offset:0; size:8;"),
+            None
+        );
+        assert_eq!(
+            page_size_from_header_page(&X86.replace("4080", "4000")),
+            None
+        );
+        assert_eq!(
+            page_size_from_header_page(&X86.replace("size:4080", "size:lots")),
+            None
+        );
     }
 }

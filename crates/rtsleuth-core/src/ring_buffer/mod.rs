@@ -9,7 +9,7 @@
 mod layout;
 mod page;
 
-pub use layout::PageLayout;
+pub use layout::{page_size_from_header_page, PageLayout};
 pub use page::{Missed, Page, PageError, Record, RecordCursor};
 
 /// Byte order of the traced machine.

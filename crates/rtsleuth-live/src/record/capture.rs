@@ -1,12 +1,11 @@
 //! A running raw capture: one reader thread per traced CPU copying ring-buffer pages to a
 //! spool file, and what it gathered once finished.
 
-use super::cpu_reader::{Copied, CpuReader};
+use super::cpu_reader::CpuReader;
 use super::cpu_stats::CpuStats;
 use super::header_page;
 use crate::cpus::CpuList;
 use crate::LiveError;
-use rtsleuth_core::ring_buffer::{Endian, PageLayout};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -22,6 +21,7 @@ const WAIT_STEP: Duration = Duration::from_millis(50);
 /// the spool files stay for the caller's spool directory to remove.
 pub struct RawCapture {
     trace_dir: PathBuf,
+    header_page: Vec<u8>,
     page_size: usize,
     stop: Arc<AtomicBool>,
     failed: Arc<AtomicBool>,
@@ -32,7 +32,8 @@ struct Reader {
     cpu: usize,
     spool: PathBuf,
     before: CpuStats,
-    thread: JoinHandle<Result<Copied, LiveError>>,
+    /// Returns the pages it copied.
+    thread: JoinHandle<Result<u64, LiveError>>,
 }
 
 /// Why [`RawCapture::wait`] returned.
@@ -49,7 +50,9 @@ pub enum WaitEnd {
 /// A finished capture: the spool files and what each CPU's buffer said about losses.
 #[derive(Debug, Clone)]
 pub struct Capture {
-    /// Bytes per ring-buffer page, as the buffer's `header_page` gives it.
+    /// The buffer's `events/header_page`, which the file must carry for its pages.
+    pub header_page: Vec<u8>,
+    /// Bytes per ring-buffer page, as `header_page` gives it.
     pub page_size: usize,
     /// In CPU order.
     pub cpus: Vec<CpuCapture>,
@@ -61,10 +64,6 @@ pub struct CpuCapture {
     /// The pages, back to back.
     pub spool: PathBuf,
     pub pages: u64,
-    /// Pages whose header says the kernel lost events just before them.
-    pub lost_pages: u64,
-    /// The losses those page headers count (a page may flag a loss without a count).
-    pub lost_events: u64,
     /// The buffer's counters: growth during the capture, levels at its end.
     pub stats: CpuStats,
     /// `per_cpu/cpuN/stats` as read at the end, for the trace.dat's per-CPU statistics.
@@ -115,20 +114,10 @@ impl RawCapture {
         if cpus.is_empty() {
             return Err(LiveError::Invalid("no CPU to capture".into()));
         }
-        let (text, page_size) = header_page::read(trace_dir)?;
-        let endian = if cfg!(target_endian = "big") {
-            Endian::Big
-        } else {
-            Endian::Little
-        };
-        let layout = PageLayout::from_header_page(
-            &String::from_utf8_lossy(&text),
-            endian,
-            page_size,
-            std::mem::size_of::<libc::c_long>(),
-        );
+        let (header_page, page_size) = header_page::read(trace_dir)?;
         let mut capture = RawCapture {
             trace_dir: trace_dir.to_path_buf(),
+            header_page,
             page_size,
             stop: Arc::new(AtomicBool::new(false)),
             failed: Arc::new(AtomicBool::new(false)),
@@ -138,7 +127,7 @@ impl RawCapture {
         for &cpu in cpus.as_slice() {
             let raw = per_cpu.join(format!("cpu{cpu}/trace_pipe_raw"));
             let spool = spool_dir.join(format!("cpu{cpu}.raw"));
-            let reader = CpuReader::open(&raw, &spool, layout)?;
+            let reader = CpuReader::open(&raw, &spool, page_size)?;
             let (before, _) = CpuStats::read(trace_dir, cpu)?;
             let (stop, failed) = (Arc::clone(&capture.stop), Arc::clone(&capture.failed));
             let thread = std::thread::Builder::new()
@@ -156,11 +145,6 @@ impl RawCapture {
             });
         }
         Ok(capture)
-    }
-
-    /// Bytes per ring-buffer page of this buffer.
-    pub fn page_size(&self) -> usize {
-        self.page_size
     }
 
     /// Waits until `limit` has passed (forever when `None`), `stop` is raised (give it
@@ -190,7 +174,7 @@ impl RawCapture {
         let mut cpus = Vec::with_capacity(self.readers.len());
         for r in std::mem::take(&mut self.readers) {
             match join(r.thread) {
-                Ok(copied) => cpus.push((r.cpu, r.spool, r.before, copied)),
+                Ok(pages) => cpus.push((r.cpu, r.spool, r.before, pages)),
                 Err(e) => {
                     first_error.get_or_insert(e);
                 }
@@ -200,27 +184,26 @@ impl RawCapture {
             return Err(e);
         }
         let mut out = Vec::with_capacity(cpus.len());
-        for (cpu, spool, before, copied) in cpus {
+        for (cpu, spool, before, pages) in cpus {
             let (after, stats_text) = CpuStats::read(&self.trace_dir, cpu)?;
             out.push(CpuCapture {
                 cpu,
                 spool,
-                pages: copied.pages,
-                lost_pages: copied.lost_pages,
-                lost_events: copied.lost_events,
+                pages,
                 stats: after.since(&before),
                 stats_text,
             });
         }
         out.sort_by_key(|c| c.cpu);
         Ok(Capture {
+            header_page: std::mem::take(&mut self.header_page),
             page_size: self.page_size,
             cpus: out,
         })
     }
 }
 
-fn join(thread: JoinHandle<Result<Copied, LiveError>>) -> Result<Copied, LiveError> {
+fn join(thread: JoinHandle<Result<u64, LiveError>>) -> Result<u64, LiveError> {
     thread
         .join()
         .unwrap_or_else(|_| Err(LiveError::Invalid("a reader thread panicked".into())))

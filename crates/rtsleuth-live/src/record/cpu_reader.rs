@@ -12,7 +12,6 @@
 //! disk, so memory stays at one page plus that buffer whatever the trace size.
 
 use crate::LiveError;
-use rtsleuth_core::ring_buffer::{Missed, Page, PageLayout};
 use std::fs::File;
 use std::io::{BufWriter, ErrorKind, Read, Write};
 use std::os::fd::AsRawFd;
@@ -26,29 +25,19 @@ pub const POLL_MS: i32 = 100;
 /// Bytes collected before a write to the spool file.
 const SPOOL_BUFFER: usize = 256 * 1024;
 
-/// What one CPU's reader copied.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Copied {
-    pub pages: u64,
-    /// Pages whose header says the kernel lost events just before them.
-    pub lost_pages: u64,
-    /// The losses those pages count (some pages only flag a loss without a count).
-    pub lost_events: u64,
-}
-
 pub struct CpuReader {
     raw: File,
     raw_path: PathBuf,
     spool: BufWriter<File>,
     spool_path: PathBuf,
     page: Vec<u8>,
-    layout: PageLayout,
-    copied: Copied,
+    /// Pages copied so far.
+    pages: u64,
 }
 
 impl CpuReader {
     /// Opens `raw_path` (a `trace_pipe_raw`) and creates the spool file.
-    pub fn open(raw_path: &Path, spool_path: &Path, layout: PageLayout) -> Result<Self, LiveError> {
+    pub fn open(raw_path: &Path, spool_path: &Path, page_size: usize) -> Result<Self, LiveError> {
         let raw = File::options()
             .read(true)
             .custom_flags(libc::O_NONBLOCK)
@@ -60,15 +49,14 @@ impl CpuReader {
             raw_path: raw_path.to_path_buf(),
             spool: BufWriter::with_capacity(SPOOL_BUFFER, spool),
             spool_path: spool_path.to_path_buf(),
-            page: vec![0; layout.page_size],
-            layout,
-            copied: Copied::default(),
+            page: vec![0; page_size],
+            pages: 0,
         })
     }
 
     /// Copies pages until `stop` is set (or `failed` by another reader), then drains the
     /// rest. On an error it sets `failed` so the caller can end the recording early.
-    pub fn run(mut self, stop: &AtomicBool, failed: &AtomicBool) -> Result<Copied, LiveError> {
+    pub fn run(mut self, stop: &AtomicBool, failed: &AtomicBool) -> Result<u64, LiveError> {
         let r = self.copy_until(stop);
         if r.is_err() {
             failed.store(true, Ordering::Relaxed);
@@ -76,7 +64,7 @@ impl CpuReader {
         r
     }
 
-    fn copy_until(&mut self, stop: &AtomicBool) -> Result<Copied, LiveError> {
+    fn copy_until(&mut self, stop: &AtomicBool) -> Result<u64, LiveError> {
         while !stop.load(Ordering::Acquire) {
             if self.readable()? {
                 self.drain()?;
@@ -86,7 +74,7 @@ impl CpuReader {
         self.spool
             .flush()
             .map_err(|e| LiveError::file(&self.spool_path, e))?;
-        Ok(self.copied.clone())
+        Ok(self.pages)
     }
 
     /// Waits up to [`POLL_MS`] for the kernel to say pages are ready.
@@ -126,15 +114,7 @@ impl CpuReader {
     }
 
     fn keep_page(&mut self) -> Result<(), LiveError> {
-        self.copied.pages += 1;
-        // Only the header is looked at; a page the kernel wrote is never malformed, and if it
-        // were, the reader of the file reports it where it is.
-        if let Ok(page) = Page::parse(&self.page, &self.layout) {
-            if page.missed != Missed::None {
-                self.copied.lost_pages += 1;
-                self.copied.lost_events += page.missed.count().unwrap_or(0);
-            }
-        }
+        self.pages += 1;
         self.spool
             .write_all(&self.page)
             .map_err(|e| LiveError::file(&self.spool_path, e))

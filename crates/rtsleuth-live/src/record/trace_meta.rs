@@ -1,5 +1,5 @@
-//! Everything a trace.dat holds besides the pages, gathered from the running system: the page
-//! and record header schemas, every event format, the kernel's symbols, the `trace_printk`
+//! Everything a trace.dat holds besides the pages and their `header_page` (which the capture
+//! read to size them), gathered from the running system: the record header schema, every event format, the kernel's symbols, the `trace_printk`
 //! formats, the comm table, the clock and the machine's name.
 //!
 //! Every event system's formats are stored, not just the enabled events'. A buffer can hold
@@ -22,12 +22,8 @@ pub struct EventSystem {
 /// The metadata of a trace.dat, as the kernel printed it (bytes are stored verbatim).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TraceMeta {
-    /// `events/header_page` of the recorded buffer.
-    pub header_page: Vec<u8>,
     /// `events/header_event`.
     pub header_event: Vec<u8>,
-    /// Bytes per ring-buffer page, from `header_page`.
-    pub page_size: usize,
     /// The `events/ftrace/*/format` files (the tracers' own records, `print`, `bprint`…).
     pub ftrace_formats: Vec<Vec<u8>>,
     /// Every other system, sorted by name, events sorted by name.
@@ -53,7 +49,6 @@ impl TraceMeta {
     /// `tracefs_root`. Call it after the capture and before tracefs is restored: comms seen
     /// during the capture are then saved, and restoring `saved_cmdlines_size` would clear them.
     pub fn gather(tracefs_root: &Path, trace_dir: &Path) -> Result<TraceMeta, LiveError> {
-        let (header_page, page_size) = header_page::read(trace_dir)?;
         let events = tracefs_root.join("events");
         let mut systems = Vec::new();
         let mut ftrace_formats = Vec::new();
@@ -71,9 +66,7 @@ impl TraceMeta {
             .filter(|d| file_name(d).strip_prefix("cpu").is_some_and(is_number))
             .count() as u32;
         Ok(TraceMeta {
-            header_page,
             header_event: header_page::read_header(&events.join("header_event"))?,
-            page_size,
             ftrace_formats,
             systems,
             kallsyms: read(Path::new("/proc/kallsyms"))?,

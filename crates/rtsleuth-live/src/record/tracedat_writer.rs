@@ -16,31 +16,14 @@ use super::capture::Capture;
 use super::dat_out::DatOut;
 use super::trace_meta::TraceMeta;
 use crate::LiveError;
+use rtsleuth_core::read::tracedat::{option_id as option, MAGIC};
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::Path;
 
-const MAGIC: &[u8] = b"\x17\x08\x44tracing";
-
-/// Option ids (`enum tracecmd_option_id` in trace-cmd).
-mod option {
-    pub const DONE: u16 = 0;
-    pub const CPUSTAT: u16 = 2;
-    pub const TRACECLOCK: u16 = 4;
-    pub const UNAME: u16 = 5;
-    pub const CPUCOUNT: u16 = 8;
-    pub const VERSION: u16 = 9;
-}
-
 /// Writes `capture` with `meta` to `out` and returns the file's size. A file left half
 /// written by an error is removed.
 pub fn write_tracedat(out: &Path, meta: &TraceMeta, capture: &Capture) -> Result<u64, LiveError> {
-    if meta.page_size != capture.page_size {
-        return Err(LiveError::Invalid(format!(
-            "the capture's pages are {} bytes but the metadata's header_page says {}",
-            capture.page_size, meta.page_size
-        )));
-    }
     let sizes = spool_sizes(capture)?;
     let file = File::create(out).map_err(|e| LiveError::file(out, e))?;
     let written = write(file, out, meta, capture, &sizes);
@@ -95,7 +78,7 @@ fn write(
     o.bytes(&[u8::from(cfg!(target_endian = "big")), long_size])?;
     o.u32(capture.page_size as u32)?;
     o.bytes(b"header_page\0")?;
-    o.sized64(&meta.header_page)?;
+    o.sized64(&capture.header_page)?;
     o.bytes(b"header_event\0")?;
     o.sized64(&meta.header_event)?;
     o.u32(meta.ftrace_formats.len() as u32)?;

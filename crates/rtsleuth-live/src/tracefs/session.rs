@@ -70,7 +70,7 @@ impl Session {
         &self.dir
     }
 
-    /// The tracefs root, for files that exist only there (`events/header_page`, `printk_formats`).
+    /// The tracefs root, for files that exist only there (`printk_formats`, `saved_cmdlines`).
     pub fn root(&self) -> &Path {
         &self.root
     }

@@ -35,6 +35,9 @@ mod render;
 mod typed;
 
 pub use bytes::Endian;
+/// For writers of the format (`rtsleuth record`): the file magic and the option ids.
+pub use file_header::MAGIC;
+pub use options::id as option_id;
 
 use super::ftrace_text::{self, payload};
 use super::{Decode, EventSink, TraceInfo};
