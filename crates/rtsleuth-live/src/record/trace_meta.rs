@@ -161,7 +161,7 @@ mod tests {
         let e = TraceMeta::gather(dir.path(), dir.path()).unwrap_err();
         assert!(
             e.to_string()
-                .contains(&format!("{}/events/header_page", dir.path().display())),
+                .contains(&format!("{}/events: No such file", dir.path().display())),
             "{e}"
         );
     }
