@@ -1,4 +1,7 @@
-//! The clocks the detectors read and report in.
+//! The clocks the measuring and detecting threads read, sleep on and report in:
+//! CLOCK_MONOTONIC, which is also ftrace's `mono` clock, so their times line up with traces.
+
+use crate::LiveError;
 
 /// Nanoseconds of `clock` (`libc::CLOCK_MONOTONIC`, `libc::CLOCK_REALTIME`).
 pub fn now(clock: libc::clockid_t) -> u64 {
@@ -23,15 +26,16 @@ pub fn wall_offset() -> i64 {
     now(libc::CLOCK_REALTIME) as i64 - mono() as i64
 }
 
-/// Sleeps until `t`, nanoseconds of CLOCK_MONOTONIC, on the absolute timer: a detector's
-/// windows stay on their grid however late each sleep began. A signal may end it early.
-pub fn sleep_until(t: u64) {
+/// Sleeps until `t`, nanoseconds of CLOCK_MONOTONIC, on the absolute timer, so a thread's
+/// deadlines stay on their grid however late each sleep began; false when a signal ended it
+/// early.
+pub fn sleep_until(t: u64) -> Result<bool, LiveError> {
     let ts = libc::timespec {
         tv_sec: (t / 1_000_000_000) as libc::time_t,
         tv_nsec: (t % 1_000_000_000) as libc::c_long,
     };
     // SAFETY: a valid timespec; the remainder pointer may be null for absolute sleeps.
-    unsafe {
+    let err = unsafe {
         libc::clock_nanosleep(
             libc::CLOCK_MONOTONIC,
             libc::TIMER_ABSTIME,
@@ -39,6 +43,34 @@ pub fn sleep_until(t: u64) {
             std::ptr::null_mut(),
         )
     };
+    match err {
+        0 => Ok(true),
+        libc::EINTR => Ok(false),
+        e => Err(LiveError::Sys {
+            call: "clock_nanosleep",
+            source: std::io::Error::from_raw_os_error(e),
+        }),
+    }
+}
+
+/// How often [`sleep_until_or`] looks at its halt condition.
+const HALT_POLL_NS: u64 = 50_000_000;
+
+/// Sleeps until `target` (CLOCK_MONOTONIC ns), looking at `halt` every 50 ms; false when
+/// halted (or when the clock cannot be slept on).
+pub fn sleep_until_or(target: u64, halt: impl Fn() -> bool) -> bool {
+    loop {
+        if halt() {
+            return false;
+        }
+        let now = mono();
+        if now >= target {
+            return true;
+        }
+        if sleep_until(target.min(now + HALT_POLL_NS)).is_err() {
+            return false;
+        }
+    }
 }
 
 #[cfg(test)]

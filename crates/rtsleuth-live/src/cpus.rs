@@ -30,6 +30,21 @@ impl CpuList {
         self.0.binary_search(&cpu).is_ok()
     }
 
+    /// Refuses a list naming a CPU that is not online now (the first such CPU is named).
+    pub fn require_online(&self) -> Result<(), LiveError> {
+        self.check_within(&CpuList::online()?)
+    }
+
+    /// Refuses a list naming a CPU that `online` lacks.
+    fn check_within(&self, online: &CpuList) -> Result<(), LiveError> {
+        match self.0.iter().find(|&&c| !online.contains(c)) {
+            Some(cpu) => Err(LiveError::Invalid(format!(
+                "CPU {cpu} is not online (online: {online})"
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// The CPUs of this list that `other` does not have.
     pub fn difference(&self, other: &CpuList) -> CpuList {
         CpuList(
@@ -134,6 +149,22 @@ mod tests {
         for bad in ["a", "3-1", "1-", "-2", "0-99999"] {
             assert!(bad.parse::<CpuList>().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn offline_cpus_are_refused_by_number() {
+        let online = "0-1".parse().unwrap();
+        "0-1"
+            .parse::<CpuList>()
+            .unwrap()
+            .check_within(&online)
+            .unwrap();
+        let err = "1,5"
+            .parse::<CpuList>()
+            .unwrap()
+            .check_within(&online)
+            .unwrap_err();
+        assert_eq!(err.to_string(), "CPU 5 is not online (online: 0-1)");
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod signals;
 
 pub use error::LiveError;
 pub mod audit;
+pub mod clock;
 pub mod cpus;
 pub mod dma_latency;
 pub mod duration;

@@ -75,10 +75,20 @@ pub fn set_current_thread_policy(policy: Policy, prio: u32) -> Result<(), LiveEr
         },
     };
     // SAFETY: plain system call on the calling thread (pid 0) with a valid parameter struct.
-    if unsafe { libc::sched_setscheduler(0, policy.raw(), &param) } != 0 {
-        return Err(LiveError::last_os("sched_setscheduler"));
+    if unsafe { libc::sched_setscheduler(0, policy.raw(), &param) } == 0 {
+        return Ok(());
     }
-    Ok(())
+    let source = std::io::Error::last_os_error();
+    if source.raw_os_error() == Some(libc::EPERM) {
+        return Err(LiveError::Unsupported(format!(
+            "cannot run at SCHED_{} {prio} ({source}): real-time policies need root or CAP_SYS_NICE",
+            policy.name().to_ascii_uppercase()
+        )));
+    }
+    Err(LiveError::Sys {
+        call: "sched_setscheduler",
+        source,
+    })
 }
 
 /// The calling thread's kernel thread id, as traces print it.

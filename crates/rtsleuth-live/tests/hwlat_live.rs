@@ -2,7 +2,8 @@
 //! higher-priority thread that takes its CPU for 2 ms every 100 ms, is reported with its length
 //! and its time, once per injection that falls in a spin window.
 
-use rtsleuth_live::hwlat::{detect, mono, sleep_until, Mode, Settings};
+use rtsleuth_live::clock::{mono, sleep_until};
+use rtsleuth_live::hwlat::{detect, Mode, Settings};
 use rtsleuth_live::sched::{pin_current_thread, set_current_thread_policy, Policy};
 use rtsleuth_live::testing::live_tracefs;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,7 +22,7 @@ fn inject(done: &AtomicBool) -> Vec<(u64, u64)> {
     // Off the detector's window grid, so no injection straddles a window's edge by design.
     let first = mono() + 37 * MS;
     for k in 0.. {
-        sleep_until(first + k * PERIOD);
+        sleep_until(first + k * PERIOD).unwrap();
         if done.load(Ordering::Relaxed) {
             break;
         }

@@ -5,18 +5,18 @@
 //! switching the tracer empties the top-level buffer: whatever another user had in it is lost,
 //! which the command's help says.
 
-use super::clock::wall_offset;
 use super::kernel_output::{parse_line, KernelSample, Line};
 use super::result::{CpuResult, Detection, Spike};
 use super::settings::{Mode, Settings};
 use super::worst::Worst;
+use crate::clock::{mono, sleep_until_or, wall_offset};
 use crate::tracefs::{Buffer, Session, Tracefs};
 use crate::LiveError;
 use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The tracer's name in `available_tracers` and `current_tracer`.
 pub const TRACER: &str = "hwlat";
@@ -46,7 +46,8 @@ pub fn run(
     let mut session = Session::new(tracefs, Buffer::Top)?;
     configure(&mut session, settings)?;
     let started = Instant::now();
-    let interrupted = wait(settings.duration, stop);
+    let end = mono() + settings.duration.as_nanos() as u64;
+    let interrupted = !sleep_until_or(end, || stop.load(Ordering::Relaxed));
     session.tracing_on(false)?;
     let elapsed = started.elapsed();
     let path = session.dir().join("trace");
@@ -108,21 +109,6 @@ pub fn configure(session: &mut Session, settings: &Settings) -> Result<(), LiveE
 /// first, and the new window is above the old width otherwise.
 pub fn width_first(new_width: u64, window_now: u64) -> bool {
     new_width < window_now
-}
-
-/// Sleeps for `duration` in short steps; true when `stop` ended it early.
-fn wait(duration: Duration, stop: &AtomicBool) -> bool {
-    let end = Instant::now() + duration;
-    loop {
-        if stop.load(Ordering::Relaxed) {
-            return true;
-        }
-        let left = end.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return false;
-        }
-        std::thread::sleep(left.min(Duration::from_millis(50)));
-    }
 }
 
 /// What one CPU's samples add up to.
@@ -208,6 +194,7 @@ fn add(acc: &mut Acc, s: &KernelSample, wall_offset: i64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn settings() -> Settings {
         Settings {

@@ -6,7 +6,6 @@
 //! `width` of every `window`, and [`Settings::validate`] refuses settings that would spin into
 //! RT throttling or leave no time to the rest of the machine.
 
-mod clock;
 mod gaps;
 mod kernel;
 mod kernel_output;
@@ -18,14 +17,10 @@ mod tally;
 mod user;
 mod worst;
 
-pub use clock::{mono, sleep_until};
-pub use gaps::{scan, Gap, Window};
 pub use kernel::{available_tracers, lists_hwlat};
-pub use kernel_output::{parse_line, KernelSample, Line};
 pub use report::document;
 pub use result::{CpuResult, Detection, Spike};
-pub use schedule::Schedule;
-pub use settings::{Mode, Settings, MAX_DUTY, MAX_WIDTH_US};
+pub use settings::{Mode, Settings};
 
 use crate::tracefs::Tracefs;
 use crate::LiveError;

@@ -11,13 +11,12 @@
 //! cost, NTP may slew MONOTONIC by at most 0.05% (5 ns on a 10 µs gap), and MONOTONIC is the
 //! trace clock `mono`, so a gap's timestamp can be looked up in a trace directly.
 
-use super::clock::{self, mono, wall_offset};
 use super::gaps::scan;
 use super::result::{CpuResult, Detection};
 use super::schedule::Schedule;
 use super::settings::{Mode, Settings};
 use super::tally::Tally;
-use crate::cpus::CpuList;
+use crate::clock::{mono, sleep_until_or, wall_offset};
 use crate::sched::{pin_current_thread, set_current_thread_policy, Policy};
 use crate::LiveError;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,12 +25,9 @@ use std::time::Duration;
 /// Time for every thread to pin itself and take its priority before window 0.
 const SETUP: u64 = 20_000_000;
 
-/// The longest a sleeping detector goes without looking at the stop flag.
-const POLL: u64 = 50_000_000;
-
 /// Runs the detector on every CPU of the settings until the duration ends or `stop` is set.
 pub fn run(settings: &Settings, stop: &AtomicBool) -> Result<Detection, LiveError> {
-    check_online(&settings.cpus, &CpuList::online()?)?;
+    settings.cpus.require_online()?;
     let failed = AtomicBool::new(false);
     let start = mono() + SETUP;
     let wall_offset = wall_offset();
@@ -50,7 +46,7 @@ pub fn run(settings: &Settings, stop: &AtomicBool) -> Result<Detection, LiveErro
                     cpus.len(),
                 );
                 let failed = &failed;
-                std::thread::Builder::new()
+                let spawned = std::thread::Builder::new()
                     .name(format!("hwlat/{cpu}"))
                     .spawn_scoped(scope, move || {
                         let halt =
@@ -60,7 +56,13 @@ pub fn run(settings: &Settings, stop: &AtomicBool) -> Result<Detection, LiveErro
                             failed.store(true, Ordering::Relaxed);
                         }
                         result.map(|tally| tally.finish(cpu, wall_offset))
-                    })
+                    });
+                // Threads already started see the flag and stop instead of running the
+                // whole duration before the error is reported.
+                if spawned.is_err() {
+                    failed.store(true, Ordering::Relaxed);
+                }
+                spawned
             })
             .collect();
         threads
@@ -95,17 +97,12 @@ fn detect(
     halt: impl Fn() -> bool,
 ) -> Result<Tally, LiveError> {
     pin_current_thread(cpu)?;
-    set_current_thread_policy(Policy::Fifo, settings.prio).map_err(|e| {
-        LiveError::Unsupported(format!(
-            "cannot run the detector at SCHED_FIFO {} ({e}); it needs root or CAP_SYS_NICE",
-            settings.prio
-        ))
-    })?;
+    set_current_thread_policy(Policy::Fifo, settings.prio)?;
     let mut tally = Tally::new(settings.top);
     let threshold = settings.threshold_us * 1000;
     let mut ready = mono();
     while let Some(start) = schedule.next_start(ready) {
-        if !sleep_until_or_halt(start, &halt) {
+        if !sleep_until_or(start, &halt) {
             break;
         }
         let window = scan(mono, schedule.width(), threshold, &halt, |gap| {
@@ -115,47 +112,6 @@ fn detect(
         // A window that overran the next start (a gap longer than the rest of the window)
         // skips to the following one rather than starting late.
         ready = window.last;
-        if halt() {
-            break;
-        }
     }
     Ok(tally)
-}
-
-/// Refuses CPUs that are not online, naming the online ones.
-fn check_online(wanted: &CpuList, online: &CpuList) -> Result<(), LiveError> {
-    match wanted.as_slice().iter().find(|&&c| !online.contains(c)) {
-        Some(cpu) => Err(LiveError::Invalid(format!(
-            "CPU {cpu} is not online (online: {online})"
-        ))),
-        None => Ok(()),
-    }
-}
-
-/// Sleeps until `target` (CLOCK_MONOTONIC ns), looking at `halt` every [`POLL`]; false when
-/// halted.
-fn sleep_until_or_halt(target: u64, halt: impl Fn() -> bool) -> bool {
-    loop {
-        if halt() {
-            return false;
-        }
-        let now = mono();
-        if now >= target {
-            return true;
-        }
-        clock::sleep_until(target.min(now + POLL));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::check_online;
-
-    #[test]
-    fn offline_cpus_are_refused_by_number() {
-        let online = "0-1".parse().unwrap();
-        check_online(&"0-1".parse().unwrap(), &online).unwrap();
-        let err = check_online(&"1,5".parse().unwrap(), &online).unwrap_err();
-        assert_eq!(err.to_string(), "CPU 5 is not online (online: 0-1)");
-    }
 }

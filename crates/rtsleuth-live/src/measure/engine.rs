@@ -2,7 +2,7 @@
 //! the calling thread supervising (live view, Ctrl-C, a failed thread), everything released
 //! when the threads are joined, whichever way the run ends.
 
-use super::options::{MeasureOptions, ThreadPlan};
+use super::options::MeasureOptions;
 use super::progress::ThreadView;
 use super::summary::LiveStats;
 use super::thread::{measure, BreakEvent, OnBreak, Shared, ThreadResult};
@@ -68,7 +68,7 @@ pub struct Hooks<'a> {
 /// Runs the measurement `opts` describes and returns what it measured.
 pub fn run(opts: &MeasureOptions, hooks: Hooks<'_>) -> Result<Outcome, LiveError> {
     let plans = opts.plan()?;
-    check_online(&plans)?;
+    CpuList::from(plans.iter().map(|p| p.cpu).collect::<Vec<_>>()).require_online()?;
     let _memory = MemoryLock::lock()?;
     let _qos = DmaLatency::hold(0)?;
     let stop = AtomicBool::new(false);
@@ -147,17 +147,6 @@ pub fn run(opts: &MeasureOptions, hooks: Hooks<'_>) -> Result<Outcome, LiveError
         ended,
         elapsed: started.elapsed(),
     })
-}
-
-fn check_online(plans: &[ThreadPlan]) -> Result<(), LiveError> {
-    let online = CpuList::online()?;
-    match plans.iter().find(|p| !online.contains(p.cpu)) {
-        Some(p) => Err(LiveError::Invalid(format!(
-            "CPU {} is not online (online: {online})",
-            p.cpu
-        ))),
-        None => Ok(()),
-    }
 }
 
 /// All of the process's memory locked, now and as it grows, so that no wake-up waits for a

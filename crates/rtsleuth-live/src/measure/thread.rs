@@ -4,6 +4,7 @@
 use super::deadline::Deadline;
 use super::options::ThreadPlan;
 use super::summary::{LiveStats, Recorder, ThreadSummary};
+use crate::clock::{mono, sleep_until};
 use crate::sched::{current_tid, pin_current_thread, set_current_thread_policy};
 use crate::LiveError;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -76,7 +77,7 @@ pub fn measure(
     set_current_thread_policy(plan.policy, plan.prio)?;
     let (policy, prio) = current_policy()?;
     let mut recorder = Recorder::new(live, shared.hist_us);
-    let start = now_ns()?;
+    let start = mono();
     let end = shared.duration_ns.map(|d| start + d);
     let mut deadline = Deadline::start(start, plan.interval_ns);
     let mut brk = None;
@@ -86,7 +87,7 @@ pub fn measure(
         if !sleep_until(expected)? {
             continue; // a signal cut the sleep short: not a wake-up
         }
-        let woke = now_ns()?;
+        let woke = mono();
         let wake = deadline.woke(woke);
         recorder.record(wake);
         cycle += 1;
@@ -121,44 +122,6 @@ pub fn measure(
         summary: recorder.summary(),
         brk,
     })
-}
-
-/// CLOCK_MONOTONIC in nanoseconds.
-fn now_ns() -> Result<u64, LiveError> {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes into the timespec we own.
-    if unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) } != 0 {
-        return Err(LiveError::last_os("clock_gettime"));
-    }
-    Ok(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
-}
-
-/// Sleeps to the absolute CLOCK_MONOTONIC time `ns`; false when a signal interrupted it.
-fn sleep_until(ns: u64) -> Result<bool, LiveError> {
-    let ts = libc::timespec {
-        tv_sec: (ns / 1_000_000_000) as libc::time_t,
-        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
-    };
-    // SAFETY: the request is a valid timespec; no remaining time is asked for (absolute).
-    let err = unsafe {
-        libc::clock_nanosleep(
-            libc::CLOCK_MONOTONIC,
-            libc::TIMER_ABSTIME,
-            &ts,
-            std::ptr::null_mut(),
-        )
-    };
-    match err {
-        0 => Ok(true),
-        libc::EINTR => Ok(false),
-        e => Err(LiveError::Sys {
-            call: "clock_nanosleep",
-            source: std::io::Error::from_raw_os_error(e),
-        }),
-    }
 }
 
 /// The calling thread's policy name and priority, as the kernel has them.
