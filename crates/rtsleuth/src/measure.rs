@@ -8,7 +8,7 @@ use rtsleuth_live::cpus::CpuList;
 use rtsleuth_live::duration::parse_duration;
 use rtsleuth_live::measure::break_trace::BreakTrace;
 use rtsleuth_live::measure::progress::LiveView;
-use rtsleuth_live::measure::{self, BreakEvent, Hooks, MeasureOptions};
+use rtsleuth_live::measure::{self, Hooks, MeasureOptions, OnBreak};
 use rtsleuth_live::sched::Policy;
 use rtsleuth_live::signals::Interrupt;
 use std::io::IsTerminal;
@@ -118,11 +118,6 @@ pub fn run(args: MeasureArgs) -> Result<()> {
         ),
         _ => None,
     };
-    let on_break = |event: &BreakEvent| {
-        if let Some(tracer) = &tracer {
-            tracer.on_break(event);
-        }
-    };
     let mut view = LiveView::new(std::io::stderr());
     let mut draw = |views: &[_]| {
         // The live view is a courtesy: a closed terminal must not end the measurement.
@@ -130,7 +125,7 @@ pub fn run(args: MeasureArgs) -> Result<()> {
     };
     let live = !args.quiet && std::io::stderr().is_terminal();
     let hooks = Hooks {
-        on_break: Some(&on_break),
+        on_break: tracer.as_ref().map(|t| t as &dyn OnBreak),
         interrupt: Some(&interrupt),
         progress: if live { Some(&mut draw) } else { None },
     };

@@ -7,7 +7,7 @@
 //! poll later. Only then are the pages read out, written as trace.dat and handed to `explain`,
 //! narrowed to the thread that broke.
 
-use super::thread::BreakEvent;
+use super::thread::{BreakEvent, OnBreak};
 use crate::cpus::CpuList;
 use crate::record::{spool_dir, Armed, BufferOptions, RawCapture};
 use crate::tracefs::SpikeStop;
@@ -53,12 +53,6 @@ impl BreakTrace {
         Ok(BreakTrace { stop, armed })
     }
 
-    /// What the breaking thread calls: the mark, then recording off.
-    pub fn on_break(&self, event: &BreakEvent) {
-        self.stop
-            .mark_and_stop(event.latency_ns / 1000, event.threshold_ns / 1000);
-    }
-
     /// Notes for the report (preset groups this kernel lacks, tracefs mounted here).
     pub fn notes(&self) -> &[String] {
         &self.armed.notes
@@ -96,6 +90,14 @@ fn explain(path: &Path, tid: i32) -> Result<Document, LiveError> {
     let input = Input::open(&path.to_string_lossy())?;
     let info = rtsleuth_core::read::read(input, &mut explain)?;
     Ok(explain.document(&info))
+}
+
+/// What the breaking thread calls: the mark, then recording off.
+impl OnBreak for BreakTrace {
+    fn on_break(&self, event: &BreakEvent) {
+        self.stop
+            .mark_and_stop(event.latency_ns / 1000, event.threshold_ns / 1000);
+    }
 }
 
 impl SavedBreak {

@@ -58,6 +58,11 @@ impl MeasureOptions {
         }
     }
 
+    /// How many threads run: `--threads`, else one per CPU.
+    pub fn thread_count(&self) -> usize {
+        self.threads.unwrap_or(self.cpus.as_slice().len())
+    }
+
     /// The threads to start, or why these settings are refused.
     pub fn plan(&self) -> Result<Vec<ThreadPlan>, LiveError> {
         let invalid = |msg: String| Err(LiveError::Invalid(msg));
@@ -89,7 +94,7 @@ impl MeasureOptions {
                 return invalid(format!("histogram size {n} us is outside 1-{MAX_HIST_US}"));
             }
         }
-        let count = self.threads.unwrap_or(self.cpus.as_slice().len());
+        let count = self.thread_count();
         if count == 0 {
             return invalid("--threads must be at least 1".into());
         }

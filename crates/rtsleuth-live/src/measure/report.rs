@@ -1,30 +1,30 @@
 //! The report of a run, as one [`Document`] for the text and JSON exporters.
 
-use super::engine::Outcome;
+use super::engine::{Ending, Outcome};
 use super::options::MeasureOptions;
 use super::thread::{BreakEvent, ThreadResult};
+use rtsleuth_core::event::ns_to_us as us;
 use rtsleuth_core::report::{fmt_us, Align, Block, Document, Table};
 use serde_json::{json, Value};
-
-/// Nanoseconds as the microseconds every report shows.
-fn us(ns: u64) -> f64 {
-    ns as f64 / 1000.0
-}
 
 /// The `rtsleuth.measure/1` document. `findings` is left empty for callers that explain a
 /// break from a trace.
 pub fn document(opts: &MeasureOptions, outcome: &Outcome) -> Document {
+    let elapsed_s = outcome.elapsed.as_millis() as f64 / 1000.0;
     let json = json!({
         "schema": "rtsleuth.measure/1",
         "settings": settings_json(opts),
         "ended": outcome.ended.name(),
-        "elapsed_s": outcome.elapsed.as_millis() as f64 / 1000.0,
+        "elapsed_s": elapsed_s,
         "threads": outcome.threads.iter().map(thread_json).collect::<Vec<_>>(),
         "break": outcome.brk.as_ref().map(break_json),
         "findings": [],
     });
     let mut blocks = vec![
-        Block::Pairs("Settings".into(), settings_pairs(opts, outcome)),
+        Block::Pairs(
+            "Settings".into(),
+            settings_pairs(opts, outcome.ended, elapsed_s),
+        ),
         Block::Table(latency_table(&outcome.threads)),
     ];
     if let Some(b) = &outcome.brk {
@@ -55,7 +55,7 @@ pub fn document(opts: &MeasureOptions, outcome: &Outcome) -> Document {
 fn settings_json(opts: &MeasureOptions) -> Value {
     json!({
         "cpus": opts.cpus.as_slice(),
-        "threads": opts.threads.unwrap_or(opts.cpus.as_slice().len()),
+        "threads": opts.thread_count(),
         "policy": opts.policy.name(),
         "prio": opts.prio,
         "priospread": opts.priospread,
@@ -110,8 +110,8 @@ fn break_json(b: &BreakEvent) -> Value {
     })
 }
 
-fn settings_pairs(opts: &MeasureOptions, outcome: &Outcome) -> Vec<(String, String)> {
-    let threads = opts.threads.unwrap_or(opts.cpus.as_slice().len());
+fn settings_pairs(opts: &MeasureOptions, ended: Ending, elapsed_s: f64) -> Vec<(String, String)> {
+    let threads = opts.thread_count();
     let mut prio = format!("{} {}", opts.policy.name(), opts.prio);
     if opts.priospread {
         prio.push_str(", decreasing by 1 per thread");
@@ -138,11 +138,7 @@ fn settings_pairs(opts: &MeasureOptions, outcome: &Outcome) -> Vec<(String, Stri
     }
     pairs.push((
         "ended".into(),
-        format!(
-            "{} after {:.3} s",
-            outcome.ended.name(),
-            outcome.elapsed.as_millis() as f64 / 1000.0
-        ),
+        format!("{} after {elapsed_s:.3} s", ended.name()),
     ));
     pairs
 }

@@ -82,12 +82,14 @@ impl<'a> Recorder<'a> {
         }
     }
 
-    /// Adds one wake-up. Never allocates: the histograms have fixed bounds.
-    pub fn record(&mut self, wake: Wake) {
+    /// Adds one wake-up and returns how many there have been. Never allocates: the histograms
+    /// have fixed bounds.
+    pub fn record(&mut self, wake: Wake) -> u64 {
         let ns = wake.latency_ns;
         let live = self.live;
         live.cur_ns.store(ns, Relaxed);
-        live.cycles.store(live.cycles.load(Relaxed) + 1, Relaxed);
+        let cycles = live.cycles.load(Relaxed) + 1;
+        live.cycles.store(cycles, Relaxed);
         live.sum_ns.store(live.sum_ns.load(Relaxed) + ns, Relaxed);
         if ns < live.min_ns.load(Relaxed) {
             live.min_ns.store(ns, Relaxed);
@@ -103,6 +105,7 @@ impl<'a> Recorder<'a> {
         if let Some(us) = &mut self.us {
             us.add(ns);
         }
+        cycles
     }
 
     /// The numbers so far.

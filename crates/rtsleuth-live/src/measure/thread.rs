@@ -81,7 +81,6 @@ pub fn measure(
     let end = shared.duration_ns.map(|d| start + d);
     let mut deadline = Deadline::start(start, plan.interval_ns);
     let mut brk = None;
-    let mut cycle = 0u64;
     while !shared.stop.load(Ordering::Relaxed) {
         let expected = deadline.next_ns();
         if !sleep_until(expected)? {
@@ -89,8 +88,7 @@ pub fn measure(
         }
         let woke = mono();
         let wake = deadline.woke(woke);
-        recorder.record(wake);
-        cycle += 1;
+        let cycle = recorder.record(wake);
         if let Some(threshold_ns) = shared.break_ns {
             if wake.latency_ns > threshold_ns && !shared.broke.swap(true, Ordering::AcqRel) {
                 let event = BreakEvent {

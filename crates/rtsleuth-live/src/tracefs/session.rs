@@ -77,17 +77,13 @@ impl Session {
 
     /// Writes `value` to `rel` (relative to the buffer's directory), saving the old value first.
     pub fn set(&mut self, rel: &str, value: &str) -> Result<(), LiveError> {
-        let path = self.dir.join(rel);
-        self.save(&path)?;
-        saved::write(&path, value)
+        self.save_and_write(self.dir.join(rel), value)
     }
 
     /// Writes a file relative to the tracefs root (global settings such as
     /// `saved_cmdlines_size`), saving the old value first.
     pub fn set_global(&mut self, rel: &str, value: &str) -> Result<(), LiveError> {
-        let path = self.root.join(rel);
-        self.save(&path)?;
-        saved::write(&path, value)
+        self.save_and_write(self.root.join(rel), value)
     }
 
     /// Turns recording into the buffer on or off.
@@ -164,6 +160,11 @@ impl Session {
     /// Restores everything now and reports every file that could not be restored.
     pub fn restore(mut self) -> Result<(), LiveError> {
         self.restore_all()
+    }
+
+    fn save_and_write(&mut self, path: PathBuf, value: &str) -> Result<(), LiveError> {
+        self.save(&path)?;
+        saved::write(&path, value)
     }
 
     fn save(&mut self, path: &Path) -> Result<(), LiveError> {
