@@ -84,7 +84,7 @@ fn header(d: &Detection) -> Block {
                 "{} us of every {} us window ({:.0}%)",
                 s.width_us,
                 s.window_us,
-                100.0 * s.width_us as f64 / s.window_us as f64
+                100.0 * s.duty()
             ),
         ),
         ("threshold", format!("{} us", s.threshold_us)),

@@ -70,6 +70,11 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// The share of each window spent spinning.
+    pub fn duty(&self) -> f64 {
+        self.width_us as f64 / self.window_us as f64
+    }
+
     /// Refuses settings that are impossible, would measure the scheduler instead of the
     /// hardware, or would leave the machine unusable.
     pub fn validate(&self) -> Result<(), LiveError> {
@@ -91,7 +96,7 @@ impl Settings {
                  throttling would be reported as hardware latency",
                 self.width_us,
                 self.window_us,
-                100.0 * self.width_us as f64 / self.window_us as f64,
+                100.0 * self.duty(),
                 100.0 * MAX_DUTY
             ));
         }
