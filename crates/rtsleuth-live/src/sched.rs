@@ -65,15 +65,23 @@ pub fn pin_current_thread(cpu: usize) -> Result<(), LiveError> {
     Ok(())
 }
 
+/// A `sched_param` holding only `priority`. musl's struct carries sporadic-server fields that
+/// glibc's does not, so it is zeroed first rather than written field by field (the lab runs a
+/// static musl build).
+pub(crate) fn sched_param(priority: libc::c_int) -> libc::sched_param {
+    // SAFETY: sched_param is plain integers, for which all-zero is a valid value.
+    let mut param: libc::sched_param = unsafe { std::mem::zeroed() };
+    param.sched_priority = priority;
+    param
+}
+
 /// Gives the calling thread `policy` at `prio` (ignored, and 0, for `Other`).
 pub fn set_current_thread_policy(policy: Policy, prio: u32) -> Result<(), LiveError> {
-    let param = libc::sched_param {
-        sched_priority: if policy == Policy::Other {
-            0
-        } else {
-            prio as libc::c_int
-        },
-    };
+    let param = sched_param(if policy == Policy::Other {
+        0
+    } else {
+        prio as libc::c_int
+    });
     // SAFETY: plain system call on the calling thread (pid 0) with a valid parameter struct.
     if unsafe { libc::sched_setscheduler(0, policy.raw(), &param) } == 0 {
         return Ok(());

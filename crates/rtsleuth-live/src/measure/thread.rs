@@ -129,7 +129,7 @@ fn current_policy() -> Result<(&'static str, i32), LiveError> {
     if raw < 0 {
         return Err(LiveError::last_os("sched_getscheduler"));
     }
-    let mut param = libc::sched_param { sched_priority: 0 };
+    let mut param = crate::sched::sched_param(0);
     if unsafe { libc::sched_getparam(0, &mut param) } != 0 {
         return Err(LiveError::last_os("sched_getparam"));
     }

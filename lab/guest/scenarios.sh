@@ -1,0 +1,174 @@
+# The lab's scenarios, sourced by /init in the guest. Each scenario injects one cause class on
+# CPU 1 while cyclictest measures CPU 1, and leaves in /out/SCENARIO:
+#   trace.txt, trace.dat  the event trace up to cyclictest's break (-b --tracemark)
+#   cyclictest.txt        cyclictest's own output
+#   latency_tracer.txt    the kernel latency tracer's trace, where this kernel has that tracer
+#   rtla.txt              `rtla timerlat top -a` on the same injection, where the kernel has timerlat
+#   function_graph.txt    (hardirq only) the timer interrupt's call graph on CPU 1 while injecting
+#   inject.txt            what was injected (kind, cpu, us, pid) for the host's expected file
+# Durations are long (30 ms by default, breaking at 15 ms) because emulation (TCG) alone causes
+# 1-5 ms of noise, and up to 8 ms when the host is busy.
+
+T=/sys/kernel/tracing
+CPU=1
+INJECT_US=${LAB_INJECT_US:-30000}
+THRESHOLD_US=${LAB_THRESHOLD_US:-15000}
+NOISE=/proc/rtsleuth_noise
+
+have_tracer() { grep -qw "$1" $T/available_tracers; }
+have_events() { [ -d "$T/events/$1" ]; }
+
+# Starts from a known tracefs state: nothing traced, nop tracer, empty buffer.
+reset_tracing() {
+    echo 0 >$T/tracing_on
+    echo nop >$T/current_tracer
+    echo >$T/set_event
+    echo 1024 >$T/buffer_size_kb
+    echo 1 >$T/options/overwrite
+    echo >$T/trace
+}
+
+enable_events() {
+    for sys in sched irq timer irq_vectors workqueue rtsleuth_noise preemptirq; do
+        have_events $sys && echo 1 >$T/events/$sys/enable
+    done
+}
+
+# Starts the injection of scenario $1 in the background; prints nothing. kernel_path and
+# higher_priority are user-space loads; the rest are the noise module's control files.
+start_injection() {
+    case $1 in
+    hardirq | irqs_off | preempt_off | softirq | printk)
+        echo "$CPU $INJECT_US 250 40" >$NOISE/$1 ;;
+    higher_priority)
+        fifo_burst --cpu $CPU --prio 90 --burst-us "$INJECT_US" --period-ms 250 --duration-s 10 \
+            --drift-us 700 2>/tmp/fifo_burst.log &
+        echo $! >/tmp/injector.pid ;;
+    kernel_path)
+        taskset -c $CPU sh -c "while :; do echo '$CPU $INJECT_US' >$NOISE/kernel_path; usleep 250000; done" &
+        echo $! >/tmp/injector.pid ;;
+    black_hole)
+        # The host stops the whole emulator when it reads this line on the console.
+        echo "LAB-BLACKHOLE-NOW" >/dev/console ;;
+    esac
+}
+
+stop_injection() {
+    [ -f /tmp/injector.pid ] && kill "$(cat /tmp/injector.pid)" 2>/dev/null
+    rm -f /tmp/injector.pid
+    wait 2>/dev/null
+    for f in hardirq irqs_off preempt_off softirq printk; do
+        [ -w $NOISE/$f ] && echo stop >$NOISE/$f 2>/dev/null
+    done
+    sleep 1
+}
+
+# The latency tracer that names the culprit of each class, where the kernel has one.
+latency_tracer_for() {
+    case $1 in
+    irqs_off | hardirq | printk) echo irqsoff ;;
+    preempt_off | softirq) echo preemptoff ;;
+    higher_priority | kernel_path) echo wakeup_rt ;;
+    esac
+}
+
+phase_trace() {
+    local s=$1 dir=/out/$1
+    reset_tracing
+    enable_events
+    echo 1 >$T/tracing_on
+    cyclictest -m -q -p 80 -i 1000 -a $CPU -t 1 -D 10 -b "$THRESHOLD_US" --tracemark \
+        >$dir/cyclictest.txt 2>&1 &
+    local ct=$!
+    sleep 1
+    start_injection "$s"
+    wait $ct
+    echo 0 >$T/tracing_on
+    stop_injection
+    cat $T/trace >$dir/trace.txt
+    (cd $dir && trace-cmd extract -o trace.dat >/dev/null 2>&1) || echo "lab: trace-cmd extract failed"
+}
+
+phase_latency_tracer() {
+    local s=$1 dir=/out/$1 tracer
+    tracer=$(latency_tracer_for "$s")
+    [ -n "$tracer" ] && have_tracer "$tracer" || return 0
+    [ "$s" = black_hole ] && return 0
+    reset_tracing
+    echo "$tracer" >$T/current_tracer
+    echo 0 >$T/tracing_max_latency
+    echo 1 >$T/tracing_on
+    if [ "$tracer" = wakeup_rt ]; then
+        # wakeup_rt measures an RT task's wake-up; cyclictest provides it.
+        cyclictest -m -q -p 80 -i 1000 -a $CPU -t 1 -D 3 >/dev/null 2>&1 &
+        local ct=$!
+        start_injection "$s"
+        wait $ct
+    else
+        start_injection "$s"
+        sleep 2
+    fi
+    echo 0 >$T/tracing_on
+    stop_injection
+    { echo "# tracing_max_latency: $(cat $T/tracing_max_latency)"; cat $T/trace; } >$dir/latency_tracer.txt
+    echo nop >$T/current_tracer
+}
+
+# The call graph of every local timer interrupt on CPU 1 for a second of injection: most calls are
+# the tick's few microseconds, the injected ones carry the noise callback, which is what
+# `rtsleuth graph --func` must single out. Graph tracing is limited to that one function and CPU
+# because under emulation tracing every function would take minutes.
+phase_graph() {
+    local s=$1 dir=/out/$1
+    [ "$s" = hardirq ] && have_tracer function_graph || return 0
+    reset_tracing
+    echo 2 >$T/tracing_cpumask
+    echo __sysvec_apic_timer_interrupt >$T/set_graph_function
+    echo function_graph >$T/current_tracer
+    echo 1 >$T/options/funcgraph-abstime 2>/dev/null
+    echo 1 >$T/tracing_on
+    start_injection "$s"
+    sleep 1
+    echo 0 >$T/tracing_on
+    stop_injection
+    cat $T/trace >$dir/function_graph.txt
+    echo nop >$T/current_tracer
+    echo >$T/set_graph_function
+    echo 0 >$T/options/funcgraph-abstime 2>/dev/null
+    echo 3 >$T/tracing_cpumask
+}
+
+phase_rtla() {
+    local s=$1 dir=/out/$1
+    have_tracer timerlat || return 0
+    [ "$s" = black_hole ] && return 0
+    reset_tracing
+    (cd $dir && rtla timerlat top -q -a $((THRESHOLD_US)) -c $CPU -P f:80 -d 6 >rtla.txt 2>&1) &
+    local r=$!
+    sleep 2
+    start_injection "$s"
+    wait $r
+    stop_injection
+}
+
+run_scenario() {
+    local s=$1 dir=/out/$1
+    mkdir -p $dir
+    echo "lab: scenario $s on $LAB_KERNEL"
+    phase_trace "$s"
+    echo "kind=$s cpu=$CPU inject_us=$INJECT_US threshold_us=$THRESHOLD_US" >$dir/inject.txt
+    [ -f /tmp/fifo_burst.log ] && cat /tmp/fifo_burst.log >>$dir/inject.txt && rm /tmp/fifo_burst.log
+    phase_latency_tracer "$s"
+    phase_graph "$s"
+    phase_rtla "$s"
+    reset_tracing
+}
+
+lab_main() {
+    echo "lab: kernel $(uname -r) ($LAB_KERNEL), cmdline: $(cat /proc/cmdline)"
+    { uname -a; cat /proc/cmdline; cat $T/available_tracers; } >/out/kernel.txt
+    rtsleuth audit --json >/out/audit.json 2>/dev/null
+    insmod /lib/modules/rtsleuth_noise.ko || echo "lab: insmod rtsleuth_noise failed"
+    for s in "$@"; do run_scenario "$s"; done
+    rmmod rtsleuth_noise
+}

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Boots one lab guest and waits for it to power off, with a deadline. The guest writes its
+# results to OUT_DIR through a 9p share and its console to OUT_DIR/console.log.
+#
+# Acceleration: KVM when the host CPU advertises VMX or SVM and /dev/kvm opens; otherwise TCG
+# with one thread (multi-threaded TCG hung during ftrace's code patching). A /dev/kvm without
+# VMX/SVM in the CPU flags (a paravirtual KVM such as PVM) cannot run stock kernels.
+#
+# black_hole: when the guest prints LAB-BLACKHOLE-NOW, this script stops the whole emulator
+# process (SIGSTOP) for BLACK_HOLE_MS and continues it, so the guest's clock jumps with nothing
+# executed in between: the signature of an SMI or a preempted vCPU. The stop's host-measured
+# length goes to OUT_DIR/black_hole/host_stop.txt.
+#
+# usage: boot.sh KERNEL INITRD OUT_DIR "KERNEL_ARGS" TIMEOUT_S
+set -euo pipefail
+kernel=$1 initrd=$2 out=$3 args=$4 timeout_s=$5
+black_hole_ms=${BLACK_HOLE_MS:-60}
+mkdir -p "$out"
+console=$out/console.log
+: >"$console"
+
+if grep -qwE 'vmx|svm' /proc/cpuinfo && [[ -r /dev/kvm && -w /dev/kvm ]]; then
+    accel=(-accel kvm -cpu host)
+else
+    accel=(-accel tcg,thread=single -cpu max)
+fi
+echo "${accel[*]}" >"$out/accel.txt"
+
+qemu-system-x86_64 "${accel[@]}" -smp 2 -m 1G -nographic -no-reboot \
+    -kernel "$kernel" -initrd "$initrd" \
+    -append "console=ttyS0 panic=-1 quiet loglevel=4 $args" \
+    -virtfs "local,path=$out,mount_tag=out,security_model=none,id=out" \
+    -serial "file:$console" -monitor none -display none </dev/null >/dev/null 2>&1 &
+qemu=$!
+
+deadline=$((SECONDS + timeout_s))
+stopped=0
+while kill -0 "$qemu" 2>/dev/null; do
+    if ((SECONDS > deadline)); then
+        kill "$qemu"
+        echo "lab: guest timed out after ${timeout_s}s (console: $console)" >&2
+        exit 1
+    fi
+    if ((!stopped)) && grep -q LAB-BLACKHOLE-NOW "$console"; then
+        stopped=1
+        # Let cyclictest settle into its period first, so the stop lands between two wake-ups.
+        sleep 0.5
+        t0=$(date +%s%N)
+        kill -STOP "$qemu"
+        sleep "$(awk "BEGIN{print $black_hole_ms/1000}")"
+        kill -CONT "$qemu"
+        t1=$(date +%s%N)
+        mkdir -p "$out/black_hole"
+        echo "host_stop_us=$(((t1 - t0) / 1000))" >"$out/black_hole/host_stop.txt"
+    fi
+    sleep 0.01
+done
+wait "$qemu" || true
+grep -q LAB-DONE "$console" || { echo "lab: guest did not finish (console: $console)" >&2; exit 1; }

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Builds the kernel-independent part of the lab's initramfs into STAGE_DIR: busybox (static),
+# rtsleuth (static musl build), fifo_burst (static), the guest scripts, and cyclictest,
+# trace-cmd and rtla with the shared libraries `ldd` lists for them, at the same paths.
+# rtla is the bookworm-backports build (auto-analysis, `-a`); it cancels threads, which
+# dlopens libgcc_s.so.1 at run time, so that library is copied although ldd does not list it.
+#
+# usage: stage.sh STAGE_DIR RTSLEUTH_BIN FIFO_BURST_BIN RTLA_BIN GUEST_DIR
+set -euo pipefail
+stage=$1 rtsleuth=$2 fifo_burst=$3 rtla=$4 guest=$5
+rm -rf "$stage" && mkdir -p "$stage"/{bin,sbin,usr/bin,usr/sbin,lib,lib64,proc,sys,dev,tmp,out,etc,lab}
+cp /bin/busybox "$stage/bin/busybox"
+cp "$rtsleuth" "$stage/bin/rtsleuth"
+cp "$fifo_burst" "$stage/bin/fifo_burst"
+cp -r "$guest/." "$stage/lab/"
+copy_with_libs() {
+    local bin=$1 lib
+    cp "$bin" "$stage/usr/bin/"
+    for lib in $(ldd "$bin" | grep -o '/[^ ]*' | sort -u); do
+        mkdir -p "$stage$(dirname "$lib")"
+        cp -L "$lib" "$stage$lib"
+    done
+}
+copy_with_libs "$(command -v cyclictest)"
+copy_with_libs "$(command -v trace-cmd)"
+copy_with_libs "$rtla"
+gcc_s=/lib/x86_64-linux-gnu/libgcc_s.so.1
+cp -L "$gcc_s" "$stage/lib/x86_64-linux-gnu/libgcc_s.so.1"
+mv "$stage/lab/init" "$stage/init"
+chmod +x "$stage/init"
