@@ -18,23 +18,28 @@ static void kernel_path_section(struct noise_injector *inj)
 	noise_spin(inj);
 }
 
+/*
+ * The writer must be pinned (taskset -c CPU) to the requested CPU: a section
+ * that migrated half-way would blame the wrong CPU.
+ */
+static int kernel_path_check(const struct noise_request *req)
+{
+	if (current->nr_cpus_allowed != 1 ||
+	    raw_smp_processor_id() != req->cpu)
+		return -EINVAL;
+	return 0;
+}
+
 static int kernel_path_start(struct noise_injector *inj)
 {
-	int err;
+	int err = noise_run_paced(inj, kernel_path_section);
 
-	/*
-	 * The writer must be pinned (taskset -c CPU) to the requested CPU:
-	 * a section that migrated half-way would blame the wrong CPU.
-	 */
-	if (current->nr_cpus_allowed != 1 ||
-	    raw_smp_processor_id() != inj->req.cpu)
-		return -EINVAL;
-	err = noise_run_paced(inj, kernel_path_section);
 	noise_finish(inj);
 	return err;
 }
 
 static const struct noise_ops kernel_path_ops = {
+	.check = kernel_path_check,
 	.start = kernel_path_start,
 	/* No stop: module exit wakes and drains writers through procfs. */
 };

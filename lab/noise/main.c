@@ -71,6 +71,8 @@ static ssize_t noise_write(struct file *file, const char __user *ubuf,
 		return -EFAULT;
 	buf[len] = '\0';
 	err = noise_parse(buf, &req);
+	if (!err && inj->ops->check)
+		err = inj->ops->check(&req);
 	if (err)
 		return err;
 

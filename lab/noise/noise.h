@@ -28,6 +28,8 @@ struct noise_injector;
 struct noise_ops {
 	/* Optional: sets up the mechanism once, at module load. */
 	void (*init)(struct noise_injector *inj);
+	/* Optional: rejects a request the writer's context cannot serve. */
+	int (*check)(const struct noise_request *req);
 	/*
 	 * Starts @inj->req. Called with @inj->running already claimed; an
 	 * asynchronous injector calls noise_finish() when its last section is
