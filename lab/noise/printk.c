@@ -11,6 +11,8 @@
  * while it emits a record; on PREEMPT_RT printk() only stores the record
  * and a printer thread does the console work later.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/printk.h>
 
 #include "worker.h"
@@ -34,11 +36,10 @@ static void printk_section(struct noise_injector *inj)
 	noise_section_begin(inj, &s);
 	while (line < PRINTK_MAX_LINES && !noise_section_elapsed(&s, inj->req.us))
 		/*
-		 * KERN_ERR so a `quiet` or loglevel=4 boot still sends the
+		 * Error level so a `quiet` or loglevel=4 boot still sends the
 		 * burst to the console, which is the whole point.
 		 */
-		printk(KERN_ERR "rtsleuth_noise: seq %llu line %u %s\n",
-		       s.seq, ++line, PRINTK_FILLER);
+		pr_err("seq %llu line %u %s\n", s.seq, ++line, PRINTK_FILLER);
 	noise_section_end(inj, &s);
 }
 
