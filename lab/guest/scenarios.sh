@@ -53,14 +53,14 @@ start_injection() {
     esac
 }
 
+# Ends whatever the scenario started. The module has no stop command: unloading it ends a run
+# within one section, and loading it again readies the next phase. Callers read the trace
+# first, because after rmmod the module's symbols and event format are gone.
 stop_injection() {
     [ -f /tmp/injector.pid ] && kill "$(cat /tmp/injector.pid)" 2>/dev/null
     rm -f /tmp/injector.pid
     wait 2>/dev/null
-    for f in hardirq irqs_off preempt_off softirq printk; do
-        [ -w $NOISE/$f ] && echo stop >$NOISE/$f 2>/dev/null
-    done
-    sleep 1
+    rmmod rtsleuth_noise && insmod /lib/modules/rtsleuth_noise.ko
 }
 
 # The latency tracer that names the culprit of each class, where the kernel has one.
@@ -84,9 +84,9 @@ phase_trace() {
     start_injection "$s"
     wait $ct
     echo 0 >$T/tracing_on
-    stop_injection
     cat $T/trace >$dir/trace.txt
     (cd $dir && trace-cmd extract -o trace.dat >/dev/null 2>&1) || echo "lab: trace-cmd extract failed"
+    stop_injection
 }
 
 phase_latency_tracer() {
@@ -109,8 +109,8 @@ phase_latency_tracer() {
         sleep 2
     fi
     echo 0 >$T/tracing_on
+    cat $T/trace >$dir/latency_tracer.txt
     stop_injection
-    { echo "# tracing_max_latency: $(cat $T/tracing_max_latency)"; cat $T/trace; } >$dir/latency_tracer.txt
     echo nop >$T/current_tracer
 }
 
@@ -130,8 +130,8 @@ phase_graph() {
     start_injection "$s"
     sleep 1
     echo 0 >$T/tracing_on
-    stop_injection
     cat $T/trace >$dir/function_graph.txt
+    stop_injection
     echo nop >$T/current_tracer
     echo >$T/set_graph_function
     echo 0 >$T/options/funcgraph-abstime 2>/dev/null
@@ -141,7 +141,6 @@ phase_graph() {
 phase_rtla() {
     local s=$1 dir=/out/$1
     have_tracer timerlat || return 0
-    [ "$s" = black_hole ] && return 0
     reset_tracing
     (cd $dir && rtla timerlat top -q -a $((THRESHOLD_US)) -c $CPU -P f:80 -d 6 >rtla.txt 2>&1) &
     local r=$!

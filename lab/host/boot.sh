@@ -6,10 +6,10 @@
 # with one thread (multi-threaded TCG hung during ftrace's code patching). A /dev/kvm without
 # VMX/SVM in the CPU flags (a paravirtual KVM such as PVM) cannot run stock kernels.
 #
-# black_hole: when the guest prints LAB-BLACKHOLE-NOW, this script stops the whole emulator
+# black_hole: each time the guest prints LAB-BLACKHOLE-NOW, this script stops the whole emulator
 # process (SIGSTOP) for BLACK_HOLE_MS and continues it, so the guest's clock jumps with nothing
-# executed in between: the signature of an SMI or a preempted vCPU. The stop's host-measured
-# length goes to OUT_DIR/black_hole/host_stop.txt.
+# executed in between: the signature of an SMI or a preempted vCPU. Each stop's host-measured
+# length is appended to OUT_DIR/black_hole/host_stop.txt (one line per phase that asked).
 #
 # usage: boot.sh KERNEL INITRD OUT_DIR "KERNEL_ARGS" TIMEOUT_S
 set -euo pipefail
@@ -34,15 +34,15 @@ qemu-system-x86_64 "${accel[@]}" -smp 2 -m 1G -nographic -no-reboot \
 qemu=$!
 
 deadline=$((SECONDS + timeout_s))
-stopped=0
+stops=0
 while kill -0 "$qemu" 2>/dev/null; do
     if ((SECONDS > deadline)); then
         kill "$qemu"
         echo "lab: guest timed out after ${timeout_s}s (console: $console)" >&2
         exit 1
     fi
-    if ((!stopped)) && grep -q LAB-BLACKHOLE-NOW "$console"; then
-        stopped=1
+    if (($(grep -c LAB-BLACKHOLE-NOW "$console") > stops)); then
+        stops=$((stops + 1))
         # Let cyclictest settle into its period first, so the stop lands between two wake-ups.
         sleep 0.5
         t0=$(date +%s%N)
@@ -51,7 +51,7 @@ while kill -0 "$qemu" 2>/dev/null; do
         kill -CONT "$qemu"
         t1=$(date +%s%N)
         mkdir -p "$out/black_hole"
-        echo "host_stop_us=$(((t1 - t0) / 1000))" >"$out/black_hole/host_stop.txt"
+        echo "host_stop_us=$(((t1 - t0) / 1000))" >>"$out/black_hole/host_stop.txt"
     fi
     sleep 0.01
 done

@@ -33,6 +33,7 @@ event_cpu() != cpu { next }
 END {
     class = (scenario == "printk") ? "irqs_off" : scenario
     printf "{\n  \"kernel\": \"%s\",\n  \"scenario\": \"%s\",\n  \"cpu\": %d,\n  \"threshold_us\": %d,\n", kernel, scenario, cpu, threshold
+    printf "  \"victim_pid\": %d,\n  \"cyclictest_max_us\": %d,\n", victim_pid, cyclictest_max
     if (break_ts == "") { printf "  \"spike\": false\n}\n"; exit }
     printf "  \"spike\": true,\n  \"victim\": \"%s\",\n  \"break_ts\": %s,\n  \"cyclictest_us\": %d,\n", victim, break_ts, break_us
     if (scenario == "black_hole") {

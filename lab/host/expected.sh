@@ -6,12 +6,16 @@
 #
 # usage: expected.sh SCENARIO_DIR KERNEL
 set -euo pipefail
-dir=${1%/} kernel=$2
+dir=$(cd "$1" && pwd) kernel=$2
 scenario=$(basename "$dir")
 kv() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" "$dir/inject.txt" | head -1; }
 cpu=$(kv cpu)
 threshold=$(kv threshold_us)
-host_stop=$(sed -n 's/host_stop_us=//p' "$dir/host_stop.txt" 2>/dev/null || true)
+victim_pid=$(sed -n 's/^# Thread Ids: 0*//p' "$dir/cyclictest.txt" | head -1)
+cyclictest_max=$(sed -n 's/.*Max: *\([0-9]*\).*/\1/p' "$dir/cyclictest.txt" | head -1)
+# The first stop is the traced phase's; later ones belong to the peers' phases.
+host_stop=$(sed -n 's/host_stop_us=//p' "$dir/host_stop.txt" 2>/dev/null | head -1 || true)
 
 awk -v scenario="$scenario" -v kernel="$kernel" -v cpu="$cpu" -v threshold="$threshold" \
-    -v host_stop="$host_stop" -f "$(dirname "$0")/expected.awk" "$dir/trace.txt"
+    -v host_stop="$host_stop" -v victim_pid="$victim_pid" -v cyclictest_max="$cyclictest_max" \
+    -f "$(dirname "$0")/expected.awk" "$dir/trace.txt"

@@ -31,8 +31,9 @@ pub fn wall_offset() -> i64 {
 /// early.
 pub fn sleep_until(t: u64) -> Result<bool, LiveError> {
     let ts = libc::timespec {
-        tv_sec: (t / 1_000_000_000) as libc::time_t,
-        tv_nsec: (t % 1_000_000_000) as libc::c_long,
+        // `as _`: the field types differ between glibc and musl (the lab's static build).
+        tv_sec: (t / 1_000_000_000) as _,
+        tv_nsec: (t % 1_000_000_000) as _,
     };
     // SAFETY: a valid timespec; the remainder pointer may be null for absolute sleeps.
     let err = unsafe {
