@@ -5,6 +5,7 @@
 #   latency_tracer.txt    the kernel latency tracer's trace, where this kernel has that tracer
 #   rtla.txt              `rtla timerlat top -a` on the same injection, where the kernel has timerlat
 #   function_graph.txt    (hardirq only) the timer interrupt's call graph on CPU 1 while injecting
+#   hwlat_{kernel,user}.json (black_hole only) rtsleuth hwlat while the host stops the emulator
 #   inject.txt            what was injected (kind, cpu, us, pid) for the host's expected file
 # Durations are long (30 ms by default, breaking at 15 ms) because emulation (TCG) alone causes
 # 1-5 ms of noise, and up to 8 ms when the host is busy.
@@ -48,7 +49,9 @@ start_injection() {
         taskset -c $CPU sh -c "while :; do echo '$CPU $INJECT_US' >$NOISE/kernel_path; usleep 250000; done" &
         echo $! >/tmp/injector.pid ;;
     black_hole)
-        # The host stops the whole emulator when it reads this line on the console.
+        # The host stops the whole emulator when it reads this line on the console; stops.txt
+        # names the phase of each stop, in the order of the host's host_stop.txt lines.
+        echo "${PHASE:-trace}" >>/out/black_hole/stops.txt
         echo "LAB-BLACKHOLE-NOW" >/dev/console ;;
     esac
 }
@@ -145,9 +148,28 @@ phase_rtla() {
     (cd $dir && rtla timerlat top -q -a $((THRESHOLD_US)) -c $CPU -P f:80 -d 6 >rtla.txt 2>&1) &
     local r=$!
     sleep 2
-    start_injection "$s"
+    PHASE=rtla start_injection "$s"
     wait $r
     stop_injection
+}
+
+# rtsleuth's own hardware-latency detector against a black hole: the kernel's hwlat tracer where
+# this kernel has it, and the user-space detector everywhere, each while the host stops the
+# emulator once. Both must report a gap of about the stop's length.
+phase_hwlat() {
+    local s=$1 dir=/out/$1 mode
+    [ "$s" = black_hole ] || return 0
+    for mode in kernel user; do
+        [ $mode = kernel ] && ! have_tracer hwlat && continue
+        reset_tracing
+        rtsleuth hwlat --mode $mode --cpus $CPU --duration 6 --threshold 1000 --json \
+            >$dir/hwlat_$mode.json 2>$dir/hwlat_$mode.err &
+        local h=$!
+        sleep 2
+        PHASE=hwlat_$mode start_injection "$s"
+        wait $h
+        sleep 1
+    done
 }
 
 run_scenario() {
@@ -160,6 +182,7 @@ run_scenario() {
     phase_latency_tracer "$s"
     phase_graph "$s"
     phase_rtla "$s"
+    phase_hwlat "$s"
     reset_tracing
 }
 

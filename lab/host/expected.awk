@@ -31,7 +31,11 @@ event_cpu() != cpu { next }
     s = $0; sub(/.*\(/, "", s); sub(/ >.*/, "", s); break_us = s
 }
 END {
-    class = (scenario == "printk") ? "irqs_off" : scenario
+    # printk hurts through console_unlock holding interrupts off; a SCHED_OTHER task in a kernel
+    # path with no preemption point is, in PRODUCT's classes, a non-preemptible section.
+    class = scenario
+    if (scenario == "printk") class = "irqs_off"
+    if (scenario == "kernel_path") class = "preempt_off"
     printf "{\n  \"kernel\": \"%s\",\n  \"scenario\": \"%s\",\n  \"cpu\": %d,\n  \"threshold_us\": %d,\n", kernel, scenario, cpu, threshold
     printf "  \"victim_pid\": %d,\n  \"cyclictest_max_us\": %d,\n", victim_pid, cyclictest_max
     if (break_ts == "") { printf "  \"spike\": false\n}\n"; exit }

@@ -7,13 +7,22 @@
 //! timestamp and its `now=` are the same instant on the two clocks. The most recent point of a
 //! CPU converts that CPU's expiry times; for the victim's own timer that point is the victim's
 //! own `hrtimer_expire_entry`, so the conversion carries no drift at all.
+//!
+//! One interrupt reads the clock once and runs every expired timer with that reading: all the
+//! `hrtimer_expire_entry` events of one pass share one `now=`. Only the first is a calibration
+//! point; the later ones come after the earlier callbacks ran, so their `now=` is stale by those
+//! callbacks' run time (a 30 ms callback in the lab's `hardirq` scenario made the victim's own
+//! entry look 30 ms early in the clock base, hiding the whole spike). An entry whose `now=`
+//! repeats the CPU's previous one is therefore not a calibration point.
 
 use crate::event::Timestamp;
 
 #[derive(Debug, Default)]
 pub struct HrtimerClock {
-    /// Per CPU: trace time minus clock-base time at the latest `hrtimer_expire_entry`.
+    /// Per CPU: trace time minus clock-base time at the latest fresh `hrtimer_expire_entry`.
     offsets: Vec<Option<i128>>,
+    /// Per CPU: the `now=` of the latest `hrtimer_expire_entry`, to recognise stale repeats.
+    last_now: Vec<Option<u64>>,
 }
 
 impl HrtimerClock {
@@ -22,7 +31,12 @@ impl HrtimerClock {
         let cpu = cpu as usize;
         if cpu >= self.offsets.len() {
             self.offsets.resize(cpu + 1, None);
+            self.last_now.resize(cpu + 1, None);
         }
+        if self.last_now[cpu] == Some(now) {
+            return;
+        }
+        self.last_now[cpu] = Some(now);
         self.offsets[cpu] = Some(i128::from(ts) - i128::from(now));
     }
 
@@ -52,6 +66,21 @@ mod tests {
         assert_eq!(clock.to_trace(1, 653_533_723_737), None);
         clock.observe(1, 653_000_000_000, 653_000_000_000);
         assert_eq!(clock.to_trace(1, 5), Some(5));
+    }
+
+    /// Numbers from the lab's `stock/hardirq` run: a 30 ms hard-IRQ callback fired with
+    /// now=8138140332 at trace time 8.225329; cyclictest's own timer (due at 8138096210) ran in
+    /// the same pass, 30 ms later, with the same `now=`. Its due time is 44 us before the pass
+    /// began, not 44 us before its own entry.
+    #[test]
+    fn a_repeated_now_is_not_a_calibration_point() {
+        let mut clock = HrtimerClock::default();
+        clock.observe(1, 8_225_329_000, 8_138_140_332);
+        clock.observe(1, 8_255_824_000, 8_138_140_332);
+        assert_eq!(clock.to_trace(1, 8_138_096_210), Some(8_225_284_878));
+        // The next pass reads the clock again and calibrates again.
+        clock.observe(1, 8_255_867_000, 8_168_681_362);
+        assert_eq!(clock.to_trace(1, 8_168_681_362), Some(8_255_867_000));
     }
 
     #[test]
