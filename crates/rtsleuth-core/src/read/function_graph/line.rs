@@ -170,7 +170,7 @@ fn body<'a>(
     if let Some(tail) = content.strip_prefix('}') {
         return call(CallKind::Exit, tail_name(tail));
     }
-    let name = text::name_before_paren(content)?;
+    let name = text::name_before_paren(content).or_else(|| module_function(content))?;
     if name.is_empty() {
         return None;
     }
@@ -190,6 +190,16 @@ fn body<'a>(
     } else {
         None
     }
+}
+
+/// `hardirq_fire [rtsleuth_noise]() {`: the kernel prints a module's function with its module
+/// in brackets, the one name with a space before its `(`. The bracket stays in the name, as
+/// the timer events print it, so the two reports name the function alike.
+fn module_function(content: &str) -> Option<&str> {
+    let name = &content[..content.find("](")? + 1];
+    let (function, module) = name.split_once(" [")?;
+    let word = |s: &str| !s.is_empty() && !text::has_space(s);
+    (word(function) && word(module)).then_some(name)
 }
 
 /// The function an exit's `/* func */` tail names: ` /* schedule */`,
@@ -268,6 +278,34 @@ mod tests {
             (c.name, c.duration_ns),
             (Some("ext3_readpages"), Some(8_145_268))
         );
+    }
+
+    /// A module's functions, as the lab's function_graph of the noise module's timer shows them.
+    #[test]
+    fn module_functions() {
+        let c =
+            call("   19.951459 |   1)               |        hardirq_fire [rtsleuth_noise]() {");
+        assert_eq!(
+            (c.kind, c.name, c.depth),
+            (CallKind::Entry, Some("hardirq_fire [rtsleuth_noise]"), 3)
+        );
+        let c = call(" 1)   1.703 us    |    noise_stop [rtsleuth_noise]();");
+        assert_eq!(
+            (c.kind, c.name, c.duration_ns),
+            (
+                CallKind::Leaf,
+                Some("noise_stop [rtsleuth_noise]"),
+                Some(1703)
+            )
+        );
+        let c = call(" 1) * 30001.00 us |  } /* hardirq_fire [rtsleuth_noise] */");
+        assert_eq!(c.name, Some("hardirq_fire [rtsleuth_noise]"));
+        for line in [
+            " 1)               |  f [m]x() {",
+            " 1)               |  f [a b]() {",
+        ] {
+            assert_eq!(parse_line(line), GraphLine::Unparsed, "{line}");
+        }
     }
 
     #[test]
