@@ -6,6 +6,7 @@
 #   rtla.txt              `rtla timerlat top -a` on the same injection, where the kernel has timerlat
 #   function_graph.txt    (hardirq only) the timer interrupt's call graph on CPU 1 while injecting
 #   hwlat_{kernel,user}.json (black_hole only) rtsleuth hwlat while the host stops the emulator
+#   hwlat_trace.txt       (black_hole only) the kernel hwlat tracer's own output for one more stop
 #   inject.txt            what was injected (kind, cpu, us, pid) for the host's expected file
 # Durations are long (30 ms by default, breaking at 15 ms) because emulation (TCG) alone causes
 # 1-5 ms of noise, and up to 8 ms when the host is busy.
@@ -141,13 +142,26 @@ phase_graph() {
     echo 3 >$T/tracing_cpumask
 }
 
+# rtla takes seconds to set up under emulation (its -d counts from when it measures), and a
+# single black-hole stop must come after that: wait until some instance runs timerlat.
+wait_for_timerlat() {
+    local i=0
+    while [ $i -lt 300 ]; do
+        grep -qs timerlat $T/current_tracer $T/instances/*/current_tracer && return 0
+        usleep 100000
+        i=$((i + 1))
+    done
+    echo "lab: rtla did not start timerlat within 30 s"
+}
+
 phase_rtla() {
     local s=$1 dir=/out/$1
     have_tracer timerlat || return 0
     reset_tracing
-    (cd $dir && rtla timerlat top -q -a $((THRESHOLD_US)) -c $CPU -P f:80 -d 6 >rtla.txt 2>&1) &
+    (cd $dir && rtla timerlat top -q -a $((THRESHOLD_US)) -c $CPU -P f:80 -d 10 >rtla.txt 2>&1) &
     local r=$!
-    sleep 2
+    wait_for_timerlat
+    sleep 1
     PHASE=rtla start_injection "$s"
     wait $r
     stop_injection
@@ -170,6 +184,22 @@ phase_hwlat() {
         wait $h
         sleep 1
     done
+    # The kernel's own hwlat report of one more stop, kept as the kernel printed it, so the
+    # tests can check rtsleuth's parser of that output against a real kernel.
+    have_tracer hwlat || return 0
+    reset_tracing
+    echo $((1 << CPU)) >$T/tracing_cpumask
+    echo 1000 >$T/tracing_thresh
+    echo hwlat >$T/current_tracer
+    echo 1 >$T/tracing_on
+    sleep 2
+    PHASE=hwlat_trace start_injection "$s"
+    sleep 4
+    echo 0 >$T/tracing_on
+    cat $T/trace >$dir/hwlat_trace.txt
+    echo nop >$T/current_tracer
+    echo 0 >$T/tracing_thresh
+    echo 3 >$T/tracing_cpumask
 }
 
 run_scenario() {

@@ -7,7 +7,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 tarball=$1 out=$2
-stamp="$out/.built-$(sha256sum "$tarball" "$here/tracers.config" | sha256sum | cut -c1-16)"
+# Keyed on the contents (not the paths) of the source and the fragment.
+stamp="$out/.built-$(cat "$tarball" "$here/tracers.config" | sha256sum | cut -c1-16)"
 if [[ -f $stamp ]]; then
     echo "tracer kernel: cached in $out"
     exit 0

@@ -238,14 +238,42 @@ fn truth_us(fx: &Fixture, due: f64) -> (f64, f64) {
         // few-ms noise.
         return (size, size * 0.25);
     }
-    let start = fx.num("start");
-    let end = match fx.class() {
-        // fifo_burst marks its start; it runs for size_us.
-        "higher_priority" => start + size / 1e6,
-        _ => fx.num("end"),
-    };
+    let (start, end) = section(fx);
     let us = (end - start.max(due)) * 1e6;
     (us, section_tolerance(us))
+}
+
+/// The injected section's start and end in the trace clock.
+fn section(fx: &Fixture) -> (f64, f64) {
+    let start = fx.num("start");
+    match fx.class() {
+        // fifo_burst marks its start; it runs for size_us.
+        "higher_priority" => (start, start + fx.num("size_us") / 1e6),
+        _ => (start, fx.num("end")),
+    }
+}
+
+/// Black-hole time rtsleuth found inside the injected section. The injectors spin on the
+/// clock, so time the emulator takes from the vCPU during a section (TCG slices its vCPUs: in
+/// stock/higher_priority the tick reached CPU 1 2.4 ms late while fifo_burst spun) counts
+/// toward the section's length, while rtsleuth rightly names it black_hole: it belongs on the
+/// culprit's side when the two are compared.
+fn stolen_inside_section(fx: &Fixture, finding: &Value) -> f64 {
+    if fx.class() == "black_hole" {
+        return 0.0;
+    }
+    let (start, end) = section(fx);
+    finding["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["kind"] == "black_hole")
+        .map(|c| {
+            // Only the part of the gap that lies inside the section (a gap can begin before).
+            let overlap = us(&c["end_ts"]).min(end) - us(&c["start_ts"]).max(start);
+            (overlap * 1e6).clamp(0.0, us(&c["us"]))
+        })
+        .sum()
 }
 
 fn explain_one(fx: &Fixture, trace: &Path) -> Option<Verdict> {
@@ -300,8 +328,8 @@ fn explain_one(fx: &Fixture, trace: &Path) -> Option<Verdict> {
     let due = f["expected_ts"].as_f64().unwrap_or(us(&f["wakeup_ts"]));
     let (want, tolerance) = truth_us(fx, due);
     assert_near(
-        &format!("{at}: culprit's time"),
-        culprit_us,
+        &format!("{at}: culprit's time (+ black holes inside the section)"),
+        culprit_us + stolen_inside_section(fx, f),
         want,
         tolerance,
     );
@@ -521,7 +549,14 @@ fn latency_tracer_output_names_the_injected_section() {
         match (t.tracer.as_str(), fx.scenario()) {
             // The section is atomic for this tracer: its worst is the section.
             ("irqsoff", "irqs_off" | "hardirq") | ("preemptoff", "preempt_off" | "softirq") => {
-                assert_at_least_requested(at, got, fx.inject_us());
+                // These tracers trace every function of the section (12 322 entries in
+                // tracer/softirq), which under emulation stretches it by up to ~2 ms: 10 %
+                // above the request, still far below a second section or a wrong one.
+                let requested = fx.inject_us();
+                assert!(
+                    got >= requested && got <= requested * 1.1,
+                    "{at}: {got} us for a {requested} us section"
+                );
                 if matches!(fx.scenario(), "irqs_off" | "preempt_off") {
                     let opener = format!("{}_section", fx.scenario());
                     for end in [&t.started_at, &t.ended_at] {

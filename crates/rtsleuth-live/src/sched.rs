@@ -68,7 +68,7 @@ pub fn pin_current_thread(cpu: usize) -> Result<(), LiveError> {
 /// A `sched_param` holding only `priority`. musl's struct carries sporadic-server fields that
 /// glibc's does not, so it is zeroed first rather than written field by field (the lab runs a
 /// static musl build).
-pub(crate) fn sched_param(priority: libc::c_int) -> libc::sched_param {
+fn sched_param(priority: libc::c_int) -> libc::sched_param {
     // SAFETY: sched_param is plain integers, for which all-zero is a valid value.
     let mut param: libc::sched_param = unsafe { std::mem::zeroed() };
     param.sched_priority = priority;
@@ -83,7 +83,11 @@ pub fn set_current_thread_policy(policy: Policy, prio: u32) -> Result<(), LiveEr
         prio as libc::c_int
     });
     // SAFETY: plain system call on the calling thread (pid 0) with a valid parameter struct.
-    if unsafe { libc::sched_setscheduler(0, policy.raw(), &param) } == 0 {
+    // The system call, not libc's wrapper: musl's wrappers of the sched_*scheduler/param family
+    // are stubs that fail with ENOSYS (POSIX defines them per process, Linux per thread), and
+    // the lab runs a static musl build.
+    let param_ptr: *const libc::sched_param = &param;
+    if unsafe { libc::syscall(libc::SYS_sched_setscheduler, 0, policy.raw(), param_ptr) } == 0 {
         return Ok(());
     }
     let source = std::io::Error::last_os_error();
@@ -97,6 +101,25 @@ pub fn set_current_thread_policy(policy: Policy, prio: u32) -> Result<(), LiveEr
         call: "sched_setscheduler",
         source,
     })
+}
+
+/// The calling thread's policy as the kernel numbers it (`SCHED_RESET_ON_FORK` cleared) and its
+/// priority. System calls, not libc, for the reason given in [`set_current_thread_policy`].
+pub(crate) fn current_thread_policy() -> Result<(libc::c_int, libc::c_int), LiveError> {
+    // SAFETY: plain queries on the calling thread; sched_getparam fills the struct we own.
+    let raw = unsafe { libc::syscall(libc::SYS_sched_getscheduler, 0) };
+    if raw < 0 {
+        return Err(LiveError::last_os("sched_getscheduler"));
+    }
+    let mut param = sched_param(0);
+    let param_ptr: *mut libc::sched_param = &mut param;
+    if unsafe { libc::syscall(libc::SYS_sched_getparam, 0, param_ptr) } != 0 {
+        return Err(LiveError::last_os("sched_getparam"));
+    }
+    Ok((
+        raw as libc::c_int & !libc::SCHED_RESET_ON_FORK,
+        param.sched_priority,
+    ))
 }
 
 /// The calling thread's kernel thread id, as traces print it.

@@ -349,9 +349,14 @@ fn live_sigint_ends_the_run_with_a_summary_and_nothing_left() {
         .spawn()
         .unwrap();
     let pid = child.id();
-    std::thread::sleep(Duration::from_millis(1000));
     // While running: one SCHED_FIFO (policy 1) thread at 80 per CPU, the PM QoS file open.
-    let running = measuring_threads(pid);
+    // Setting up the traced instance comes first, and takes seconds on a loaded host.
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    let mut running = measuring_threads(pid);
+    while running.len() < online_cpus() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+        running = measuring_threads(pid);
+    }
     assert_eq!(running.len(), online_cpus(), "{running:?}");
     assert!(running.iter().all(|t| (t.1, t.2) == (1, 80)), "{running:?}");
     assert!(holds_dma_latency(pid));

@@ -161,6 +161,51 @@ mod tests {
         }
     }
 
+    /// The hwlat tracer's `trace` from real kernels: Debian's 6.12 PREEMPT_RT and the lab's
+    /// tracer kernel under qemu, watching CPU 1 while the host stopped the whole VM once
+    /// (tests/fixtures/lab/KERNEL/black_hole: `stops.txt` names the phase of each line of
+    /// `host_stop.txt`). Every line parses, the windows come in order on CPU 1, and the one
+    /// window far above emulation's few-ms noise is the stop, within 25 % of the host's figure
+    /// (the host times SIGSTOP to SIGCONT from outside).
+    #[test]
+    fn real_kernel_output_shows_the_stop() {
+        let lab = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/lab");
+        for kernel in ["rt", "tracer"] {
+            let dir = lab.join(kernel).join("black_hole");
+            let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
+            let phase = read("stops.txt")
+                .lines()
+                .position(|l| l == "hwlat_trace")
+                .unwrap();
+            let stop_us: f64 = read("host_stop.txt").lines().nth(phase).unwrap()
+                ["host_stop_us=".len()..]
+                .parse()
+                .unwrap();
+            let samples: Vec<KernelSample> = read("hwlat_trace.txt")
+                .lines()
+                .filter_map(|l| match parse_line(l) {
+                    Line::Sample(s) => Some(s),
+                    Line::Comment => None,
+                    Line::Bad(why) => panic!("{kernel}: {l:?}: {why}"),
+                })
+                .collect();
+            assert!(samples.len() >= 2, "{kernel}: {samples:?}");
+            assert!(samples.iter().all(|s| s.cpu == 1 && s.count.is_some()));
+            assert!(samples.windows(2).all(|w| w[1].seq == w[0].seq + 1));
+            let long: Vec<u64> = samples
+                .iter()
+                .map(KernelSample::max_us)
+                .filter(|&us| us > 20_000)
+                .collect();
+            assert_eq!(long.len(), 1, "{kernel}: {samples:?}");
+            let got = long[0] as f64;
+            assert!(
+                (got - stop_us).abs() <= stop_us * 0.25,
+                "{kernel}: {got} us for a {stop_us} us stop"
+            );
+        }
+    }
+
     /// The example of the commit that added `count:` (Linux 5.7).
     #[test]
     fn the_documented_line_with_count() {

@@ -124,16 +124,8 @@ pub fn measure(
 
 /// The calling thread's policy name and priority, as the kernel has them.
 fn current_policy() -> Result<(&'static str, i32), LiveError> {
-    // SAFETY: plain queries on the calling thread; sched_getparam fills the struct we own.
-    let raw = unsafe { libc::sched_getscheduler(0) };
-    if raw < 0 {
-        return Err(LiveError::last_os("sched_getscheduler"));
-    }
-    let mut param = crate::sched::sched_param(0);
-    if unsafe { libc::sched_getparam(0, &mut param) } != 0 {
-        return Err(LiveError::last_os("sched_getparam"));
-    }
-    let name = match raw & !libc::SCHED_RESET_ON_FORK {
+    let (raw, prio) = crate::sched::current_thread_policy()?;
+    let name = match raw {
         libc::SCHED_FIFO => "fifo",
         libc::SCHED_RR => "rr",
         libc::SCHED_OTHER => "other",
@@ -141,5 +133,5 @@ fn current_policy() -> Result<(&'static str, i32), LiveError> {
         libc::SCHED_IDLE => "idle",
         _ => "unknown",
     };
-    Ok((name, param.sched_priority))
+    Ok((name, prio))
 }
