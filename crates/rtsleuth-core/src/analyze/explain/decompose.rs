@@ -36,6 +36,10 @@ pub struct WakeUp {
     pub due: Option<(Timestamp, Source)>,
     /// The CPUs the task waited on, each from when: the wake-up's target, then migrations.
     pub queue: Vec<(u32, Timestamp)>,
+    /// Woken by its own timer while still on its CPU: the timer expired before the task could
+    /// sleep (a late cycle), so it goes on where it is, with no switch, once the CPU returns to
+    /// it from the interrupts.
+    pub in_place: bool,
 }
 
 /// The components of `[expected, run]` (of `[wakeup, run]` without an expected time).

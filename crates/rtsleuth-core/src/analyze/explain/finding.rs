@@ -141,6 +141,20 @@ pub fn merge(pieces: Vec<Component>) -> Vec<Component> {
     out
 }
 
+/// Where a finding's wait ends in the trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RunAt {
+    /// The switch to the task.
+    #[default]
+    Switch,
+    /// Its return to task context on a CPU it never left (see
+    /// [`super::decompose::WakeUp::in_place`]).
+    Resumed,
+    /// cyclictest's mark: its figure also held time after the switch (see
+    /// `Explain::extend_to_mark`).
+    Mark,
+}
+
 /// A late wake-up and what it was made of.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Finding {
@@ -156,6 +170,8 @@ pub struct Finding {
     /// When the interrupt that woke it was entered, if it was woken from an interrupt.
     pub wake_irq_entry: Option<Timestamp>,
     pub run: Timestamp,
+    /// What `run` is.
+    pub run_at: RunAt,
     /// Chronological within each phase; the `ns` add up to [`Finding::latency_ns`].
     pub components: Vec<Component>,
 }
@@ -225,6 +241,7 @@ mod tests {
             waker_cpu: 0,
             wake_irq_entry: None,
             run: 100,
+            run_at: RunAt::Switch,
             components: vec![
                 piece(Cause::PreemptOff, (0, 40), Some(Culprit::Task(2))),
                 piece(Cause::Hardirq, (40, 80), None),

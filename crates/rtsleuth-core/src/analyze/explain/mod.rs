@@ -42,7 +42,7 @@ use crate::analyze::names::Names;
 use crate::event::{Event, EventKind, Timestamp};
 use crate::read::{Decode, EventSink};
 use decompose::{decompose, WakeUp};
-use finding::Finding;
+use finding::{Finding, RunAt};
 use rustc_hash::FxHashMap as HashMap;
 use timeline::CpuTimeline;
 use victim::{Explained, Victim};
@@ -142,11 +142,6 @@ impl Explain {
         let (threshold, top) = (self.threshold_ns(), self.opts.top);
         let context = timeline(&mut self.cpus, ev.cpu, ev.ts).wake_context();
         let armed = self.armed.get(&pid).copied();
-        let v = self.victims.entry(pid).or_default();
-        if v.running || v.pending.is_some() {
-            return;
-        }
-        v.commit(threshold, top);
         // A timer wake-up was due at the armed expiry, converted with the calibration of the CPU
         // it fired on (now the timer's own expiry event, the most exact point there is), and
         // never after its callback started.
@@ -159,6 +154,14 @@ impl Explain {
             ),
             _ => (None, None),
         };
+        let v = self.victims.entry(pid).or_default();
+        // Its own timer fired in an interrupt of the task itself (the event's task): it expired
+        // before the task could sleep. Without flags the return to task context is invisible.
+        let in_place = v.running && ev.pid == pid && own_timer.is_some() && ev.flags.known;
+        if (v.running && !in_place) || v.pending.is_some() {
+            return;
+        }
+        v.commit(threshold, top);
         let period_due = v.rhythm.wake(ev.ts);
         let due = match (timer_due, period_due) {
             (Some(t), _) => Some((t, Source::Timer)),
@@ -177,7 +180,24 @@ impl Explain {
             own_timer,
             due,
             queue: vec![(target.unwrap_or(ev.cpu), ev.ts)],
+            in_place,
         });
+    }
+
+    /// A task woken in place runs again at its first event outside interrupt context on that
+    /// CPU; its switch out, if it comes first, is such an event.
+    fn resume_in_place(&mut self, ev: &Event<'_>) {
+        if ev.flags.hardirq || ev.flags.softirq || ev.flags.nmi {
+            return;
+        }
+        let resumes = self
+            .victims
+            .get(&ev.pid)
+            .and_then(|v| v.pending.as_ref())
+            .is_some_and(|w| w.in_place && w.waker_cpu == ev.cpu && ev.ts > w.wakeup);
+        if resumes {
+            self.switched_in(ev.pid, ev.cpu, ev.ts);
+        }
     }
 
     /// `pid` was switched in on `cpu` at `ts`.
@@ -227,13 +247,18 @@ impl Explain {
             waker_cpu: wake.waker_cpu,
             wake_irq_entry: wake.context.irq_entry,
             run,
+            run_at: if wake.in_place {
+                RunAt::Resumed
+            } else {
+                RunAt::Switch
+            },
             components: decompose(&self.cpus, &self.names, wake, expected, run),
         }
     }
 
     /// cyclictest's `hit latency threshold (X > Y)`: the task's last wake-up ran X µs after it
     /// was due. A timer-based expected time is exact and stays; otherwise the mark gives it.
-    fn threshold_mark(&mut self, pid: i32, latency_us: f64) {
+    fn threshold_mark(&mut self, pid: i32, latency_us: f64, mark: Timestamp) {
         if !self.marked.contains(&pid) {
             self.marked.push(pid);
         }
@@ -241,6 +266,7 @@ impl Explain {
             return;
         };
         if done.finding.source == Source::Timer {
+            self.extend_to_mark(pid, latency_us, mark);
             return;
         }
         let run = done.finding.run;
@@ -260,7 +286,36 @@ impl Explain {
             done.finding = finding;
         }
     }
+
+    /// cyclictest reads its clock after it is switched in, so its figure also holds what
+    /// interrupted it before that read. When its mark says much more than the exactly timed
+    /// wake-up (more than [`MARK_EXCESS_NS`]), the time from the switch to the mark is where
+    /// the rest went: the finding is explained up to the mark, so that time is named too.
+    fn extend_to_mark(&mut self, pid: i32, latency_us: f64, mark: Timestamp) {
+        let Some(done) = self.victims.get(&pid).and_then(|v| v.last.as_ref()) else {
+            return;
+        };
+        let marked_ns = (latency_us * 1e3).round() as u64;
+        if marked_ns <= done.finding.latency_ns() + MARK_EXCESS_NS || mark <= done.finding.run {
+            return;
+        }
+        let mut finding = self.explain(
+            &done.wake,
+            Source::Timer,
+            done.finding.expected,
+            done.finding.cpu,
+            mark,
+        );
+        finding.run_at = RunAt::Mark;
+        if let Some(done) = self.victims.get_mut(&pid).and_then(|v| v.last.as_mut()) {
+            done.finding = finding;
+        }
+    }
 }
+
+/// How far cyclictest's mark may exceed a timer-timed latency before the time after the switch
+/// is explained too: cyclictest's own path from the switch to its clock read is tens of µs.
+const MARK_EXCESS_NS: u64 = 1_000_000;
 
 /// The history of `cpu`, begun at `ts` if this is its first event.
 fn timeline(cpus: &mut Vec<Option<CpuTimeline>>, cpu: u32, ts: Timestamp) -> &mut CpuTimeline {
@@ -286,6 +341,7 @@ impl EventSink for Explain {
         for (pid, prio) in ev.kind.task_prios().into_iter().flatten() {
             self.prios.insert(pid, prio);
         }
+        self.resume_in_place(ev);
         match ev.kind {
             EventKind::SchedSwitch { prev_pid, .. } => {
                 if let Some(v) = self.victims.get_mut(&prev_pid) {
@@ -336,7 +392,7 @@ impl EventSink for Explain {
             EventKind::HrtimerExpireEntry { now, .. } => self.clock.observe(ev.cpu, ev.ts, now),
             EventKind::Marker { text, .. } => {
                 if let Some(us) = threshold_latency_us(text) {
-                    self.threshold_mark(ev.pid, us);
+                    self.threshold_mark(ev.pid, us, ev.ts);
                 }
             }
             _ => {}

@@ -1,7 +1,7 @@
 //! The `explain` report: per finding a verdict and a timeline ladder, then the aggregate.
 
 use super::cause::{Cause, Phase, Source};
-use super::finding::{Component, Culprit, Finding, Note};
+use super::finding::{Component, Culprit, Finding, Note, RunAt};
 use super::victim::{aggregate_into, Aggregate, Spikes};
 use super::Explain;
 use crate::event::{ns_to_us, ts_to_secs, Timestamp};
@@ -310,7 +310,22 @@ impl Explain {
         rows.push((
             f.run,
             4,
-            milestone(f.run, &format!("switched in on CPU{}", f.cpu)),
+            milestone(
+                f.run,
+                &match f.run_at {
+                    RunAt::Switch => format!("switched in on CPU{}", f.cpu),
+                    RunAt::Resumed => {
+                        format!(
+                            "back in task context on CPU{} (woken before it slept)",
+                            f.cpu
+                        )
+                    }
+                    RunAt::Mark => format!(
+                        "cyclictest's mark on CPU{} (its figure counts time after the switch)",
+                        f.cpu
+                    ),
+                },
+            ),
         ));
         for c in &f.components {
             let r = self.render(f, c);

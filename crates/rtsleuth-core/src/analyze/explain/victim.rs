@@ -85,7 +85,7 @@ impl Victim {
 #[cfg(test)]
 mod tests {
     use super::super::cause::{Phase, Source};
-    use super::super::finding::{Component, Note};
+    use super::super::finding::{Component, Note, RunAt};
     use super::*;
 
     fn finding(lat: u64, culprit: i32) -> Finding {
@@ -99,6 +99,7 @@ mod tests {
             waker_cpu: 0,
             wake_irq_entry: None,
             run: 1000 + lat,
+            run_at: RunAt::Switch,
             components: vec![
                 Component::new(
                     Cause::HigherPriority,
@@ -130,6 +131,7 @@ mod tests {
             own_timer: None,
             due: None,
             queue: vec![(0, 1000)],
+            in_place: false,
         };
         Explained {
             wake,
