@@ -19,31 +19,28 @@ use crate::event::Timestamp;
 
 #[derive(Debug, Default)]
 pub struct HrtimerClock {
-    /// Per CPU: trace time minus clock-base time at the latest fresh `hrtimer_expire_entry`.
-    offsets: Vec<Option<i128>>,
-    /// Per CPU: the `now=` of the latest `hrtimer_expire_entry`, to recognise stale repeats.
-    last_now: Vec<Option<u64>>,
+    /// Per CPU: the latest calibration point, as its `now=` (to recognise stale repeats) and
+    /// trace time minus clock-base time there.
+    points: Vec<Option<(u64, i128)>>,
 }
 
 impl HrtimerClock {
     /// An `hrtimer_expire_entry` with `now=` at trace time `ts` on `cpu`.
     pub fn observe(&mut self, cpu: u32, ts: Timestamp, now: u64) {
         let cpu = cpu as usize;
-        if cpu >= self.offsets.len() {
-            self.offsets.resize(cpu + 1, None);
-            self.last_now.resize(cpu + 1, None);
+        if cpu >= self.points.len() {
+            self.points.resize(cpu + 1, None);
         }
-        if self.last_now[cpu] == Some(now) {
+        if self.points[cpu].is_some_and(|(last, _)| last == now) {
             return;
         }
-        self.last_now[cpu] = Some(now);
-        self.offsets[cpu] = Some(i128::from(ts) - i128::from(now));
+        self.points[cpu] = Some((now, i128::from(ts) - i128::from(now)));
     }
 
     /// The trace time of clock-base time `base` on `cpu`; `None` before the CPU's first
     /// calibration point or when the result would not be a timestamp.
     pub fn to_trace(&self, cpu: u32, base: u64) -> Option<Timestamp> {
-        let offset = (*self.offsets.get(cpu as usize)?)?;
+        let (_, offset) = (*self.points.get(cpu as usize)?)?;
         Timestamp::try_from(i128::from(base) + offset).ok()
     }
 }

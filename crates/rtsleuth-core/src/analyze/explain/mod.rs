@@ -282,9 +282,7 @@ impl Explain {
             done.finding.cpu,
             run,
         );
-        if let Some(done) = self.victims.get_mut(&pid).and_then(|v| v.last.as_mut()) {
-            done.finding = finding;
-        }
+        self.replace_last_finding(pid, finding);
     }
 
     /// cyclictest reads its clock after it is switched in, so its figure also holds what
@@ -307,6 +305,11 @@ impl Explain {
             mark,
         );
         finding.run_at = RunAt::Mark;
+        self.replace_last_finding(pid, finding);
+    }
+
+    /// A cyclictest mark re-explained `pid`'s last wake-up.
+    fn replace_last_finding(&mut self, pid: i32, finding: Finding) {
         if let Some(done) = self.victims.get_mut(&pid).and_then(|v| v.last.as_mut()) {
             done.finding = finding;
         }
