@@ -16,15 +16,23 @@ CPU=1
 INJECT_US=${LAB_INJECT_US:-30000}
 THRESHOLD_US=${LAB_THRESHOLD_US:-15000}
 NOISE=/proc/rtsleuth_noise
+# The measuring thread, as in every phase that needs one: FIFO 80 on CPU 1, 1 ms period.
+CYCLICTEST="cyclictest -m -q -p 80 -i 1000 -a $CPU -t 1"
 
 have_tracer() { grep -qw "$1" $T/available_tracers; }
 have_events() { [ -d "$T/events/$1" ]; }
 
-# Starts from a known tracefs state: nothing traced, nop tracer, empty buffer.
+# Starts from a known tracefs state: nothing traced, nop tracer on both of the guest's CPUs
+# (boot.sh gives it two), no graph filter or threshold, empty buffer. Every phase begins here,
+# so none has to undo its own settings.
 reset_tracing() {
     echo 0 >$T/tracing_on
     echo nop >$T/current_tracer
     echo >$T/set_event
+    echo 3 >$T/tracing_cpumask
+    echo >$T/set_graph_function 2>/dev/null
+    echo 0 >$T/options/funcgraph-abstime 2>/dev/null
+    echo 0 >$T/tracing_thresh
     echo 1024 >$T/buffer_size_kb
     echo 1 >$T/options/overwrite
     echo >$T/trace
@@ -81,8 +89,7 @@ phase_trace() {
     reset_tracing
     enable_events
     echo 1 >$T/tracing_on
-    cyclictest -m -q -p 80 -i 1000 -a $CPU -t 1 -D 10 -b "$THRESHOLD_US" --tracemark \
-        >$dir/cyclictest.txt 2>&1 &
+    $CYCLICTEST -D 10 -b "$THRESHOLD_US" --tracemark >$dir/cyclictest.txt 2>&1 &
     local ct=$!
     sleep 1
     start_injection "$s"
@@ -104,7 +111,7 @@ phase_latency_tracer() {
     echo 1 >$T/tracing_on
     if [ "$tracer" = wakeup_rt ]; then
         # wakeup_rt measures an RT task's wake-up; cyclictest provides it.
-        cyclictest -m -q -p 80 -i 1000 -a $CPU -t 1 -D 3 >/dev/null 2>&1 &
+        $CYCLICTEST -D 3 >/dev/null 2>&1 &
         local ct=$!
         start_injection "$s"
         wait $ct
@@ -115,7 +122,6 @@ phase_latency_tracer() {
     echo 0 >$T/tracing_on
     cat $T/trace >$dir/latency_tracer.txt
     stop_injection
-    echo nop >$T/current_tracer
 }
 
 # The call graph of every local timer interrupt on CPU 1 for a second of injection: most calls are
@@ -126,7 +132,7 @@ phase_graph() {
     local s=$1 dir=/out/$1
     [ "$s" = hardirq ] && have_tracer function_graph || return 0
     reset_tracing
-    echo 2 >$T/tracing_cpumask
+    echo $((1 << CPU)) >$T/tracing_cpumask
     echo __sysvec_apic_timer_interrupt >$T/set_graph_function
     echo function_graph >$T/current_tracer
     echo 1 >$T/options/funcgraph-abstime 2>/dev/null
@@ -136,10 +142,6 @@ phase_graph() {
     echo 0 >$T/tracing_on
     cat $T/trace >$dir/function_graph.txt
     stop_injection
-    echo nop >$T/current_tracer
-    echo >$T/set_graph_function
-    echo 0 >$T/options/funcgraph-abstime 2>/dev/null
-    echo 3 >$T/tracing_cpumask
 }
 
 # rtla takes seconds to set up under emulation (its -d counts from when it measures), and a
@@ -197,9 +199,6 @@ phase_hwlat() {
     sleep 4
     echo 0 >$T/tracing_on
     cat $T/trace >$dir/hwlat_trace.txt
-    echo nop >$T/current_tracer
-    echo 0 >$T/tracing_thresh
-    echo 3 >$T/tracing_cpumask
 }
 
 run_scenario() {
