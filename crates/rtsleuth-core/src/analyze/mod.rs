@@ -9,6 +9,7 @@ pub mod latency;
 mod names;
 pub mod stats;
 mod task_names;
+pub mod wakeups;
 pub mod wq;
 
 pub use task_names::TaskNames;

@@ -11,9 +11,12 @@ pub enum Cause {
     Softirq,
     /// The victim was runnable while a task of higher priority kept its CPU.
     HigherPriority,
-    /// The victim was runnable and should have preempted a task of lower or equal priority,
-    /// which kept its CPU in a non-preemptible section.
+    /// The victim was runnable and should have preempted a task it strictly outranks, which
+    /// kept its CPU in a non-preemptible section.
     PreemptOff,
+    /// The victim was runnable behind a task the scheduler is not meant to preempt for it, by
+    /// design: an equal-priority SCHED_FIFO task, the SCHED_RR slice, CFS/EEVDF fairness.
+    FairShare,
     /// The CPU shows no events at all while the timer was overdue: it left Linux (SMI,
     /// hypervisor, firmware) or did not wake from idle.
     BlackHole,
@@ -32,6 +35,7 @@ impl Cause {
             Cause::Softirq => "softirq",
             Cause::HigherPriority => "higher_priority",
             Cause::PreemptOff => "preempt_off",
+            Cause::FairShare => "fair_share",
             Cause::BlackHole => "black_hole",
             Cause::KernelPath => "kernel_path",
             Cause::Unknown => "unknown",

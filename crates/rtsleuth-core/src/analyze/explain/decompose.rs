@@ -1,21 +1,31 @@
-//! Cutting one late wake-up into components, from the CPUs' recent history.
+//! Cutting one late wake-up into stretches, from the CPUs' recent history.
 //!
-//! The latency runs from the expected time to the switch. Before the wake-up, the CPU whose
-//! interrupt woke the task is examined: other interrupts running when the timer was due are
-//! `hardirq`, the wake-up's own interrupt is `kernel_path`, and task time while the timer was
-//! overdue means its interrupt came late: `irqs_off` when the trace shows interrupts disabled
-//! (a `preemptirq` section, or the last event flagged `d`), `black_hole` when it shows nothing
-//! (idle, or no events with interrupts on). After the wake-up, the CPU the task was queued on
-//! is examined: tasks of higher priority are `higher_priority`, tasks of lower or equal
-//! priority that kept the CPU are `preempt_off`, other interrupts `hardirq` and `softirq`.
-//! Every nanosecond lands in exactly one component; what the history does not cover is
+//! The latency runs from the expected time to the moment the task ran. Before the wake-up, the
+//! CPU whose interrupt woke the task is examined: other interrupts running when the timer was
+//! due are `hardirq`, the wake-up's own interrupt is `kernel_path`, and task time while the
+//! timer was overdue means its interrupt came late. Each claim needs its evidence:
+//! - `irqs_off` when the trace shows interrupts disabled (a `preemptirq` section still open, or
+//!   the task's last event before that time flagged `d`);
+//! - `black_hole` only for a silence (no event at all on the CPU) when the due time is proven
+//!   (timer or cyclictest mark), the trace shows this CPU's interrupts, and interrupts were on
+//!   as far as the flags show;
+//! - between the timer's soft and hard expiry, `kernel_path` (the slack the kernel may use);
+//! - anything else (events with interrupts on while the timer was overdue, a silence the trace
+//!   cannot account for) is `unknown`: the trace does not show why.
+//!
+//! After the wake-up, the CPU the task was queued on is examined: a task the scheduler must
+//! prefer ([`super::rank`]) is `higher_priority`, one of the same rank `fair_share`, one the
+//! victim strictly outranks that kept the CPU `preempt_off`; other interrupts `hardirq` and
+//! `softirq`. Every nanosecond lands in exactly one stretch; what the history does not cover is
 //! `unknown`.
 
-use super::cause::{Cause, Phase, Source};
-use super::finding::{merge, Component, Culprit, Note};
+use super::cause::{Cause, Phase};
+use super::finding::{Component, Culprit, Note};
+use super::rank;
 use super::timeline::{Activity, CpuTimeline, Irq, Stretch, WakeContext};
 use crate::analyze::names::{NameId, Names};
 use crate::event::Timestamp;
+use std::cmp::Ordering;
 
 /// A stretch shorter than this, of an overdue timer or of a lower-priority task keeping the
 /// CPU, is the ordinary cost of interrupt delivery or of reaching the switch, not a cause.
@@ -32,220 +42,261 @@ pub struct WakeUp {
     pub context: WakeContext,
     /// The hrtimer the task armed, when that timer's callback woke it.
     pub own_timer: Option<u64>,
-    /// When it was due, in the trace clock, and how that is known.
-    pub due: Option<(Timestamp, Source)>,
+    /// When that timer's hard expiry was, in the trace clock: until then the kernel may run it
+    /// late by design (timer slack).
+    pub slack_until: Option<Timestamp>,
     /// The CPUs the task waited on, each from when: the wake-up's target, then migrations.
     pub queue: Vec<(u32, Timestamp)>,
-    /// Woken by its own timer while still on its CPU: the timer expired before the task could
-    /// sleep (a late cycle), so it goes on where it is, with no switch, once the CPU returns to
-    /// it from the interrupts.
-    pub in_place: bool,
 }
 
-/// The components of `[expected, run]` (of `[wakeup, run]` without an expected time).
+/// What the stretches are judged by, beyond the wake-up itself.
+#[derive(Debug, Clone, Copy)]
+pub struct Window {
+    /// Where the explained time starts: the due time, or the wake-up.
+    pub from: Timestamp,
+    /// Where it ends.
+    pub run: Timestamp,
+    /// The due time is proven (its timer or a cyclictest mark), not estimated.
+    pub proven: bool,
+    /// The switch-in that ends the wait was traced (not inferred from a later event).
+    pub run_traced: bool,
+}
+
+/// The stretches of the window, contiguous and in time order.
 pub fn decompose(
     cpus: &[Option<CpuTimeline>],
     names: &Names,
     w: &WakeUp,
-    expected: Option<Timestamp>,
-    run: Timestamp,
+    win: Window,
 ) -> Vec<Component> {
     let mut pieces = Vec::new();
-    if let Some(expected) = expected.filter(|&e| e < w.wakeup) {
-        cover(
+    let judge = Judge { names, w, win };
+    if win.from < w.wakeup {
+        judge.cover(
             cpus,
-            names,
-            w,
             w.waker_cpu,
-            (expected, w.wakeup),
+            (win.from, w.wakeup.min(win.run)),
             Phase::BeforeWakeup,
             &mut pieces,
         );
     }
     for (i, &(cpu, from)) in w.queue.iter().enumerate() {
-        let to = w.queue.get(i + 1).map_or(run, |&(_, t)| t).min(run);
-        let from = from.max(w.wakeup);
+        let to = w.queue.get(i + 1).map_or(win.run, |&(_, t)| t).min(win.run);
+        let from = from.max(w.wakeup).max(win.from);
         if to > from {
-            cover(
-                cpus,
-                names,
-                w,
-                cpu,
-                (from, to),
-                Phase::AfterWakeup,
-                &mut pieces,
-            );
+            judge.cover(cpus, cpu, (from, to), Phase::AfterWakeup, &mut pieces);
         }
     }
-    let mut merged = merge(pieces);
-    // A lower-priority task that got out of the way quickly was only on its way to the switch.
-    for c in &mut merged {
-        if c.cause == Cause::PreemptOff && c.ns < MIN_CAUSE_NS && c.phase == Phase::AfterWakeup {
-            c.cause = Cause::KernelPath;
-            c.culprit = None;
-            c.note = Note::Scheduling;
-        }
-    }
-    merge(merged)
+    brief_preemption_is_the_path(&mut pieces);
+    pieces
 }
 
-/// Appends the pieces of `[from, to)` on `cpu`.
-fn cover(
-    cpus: &[Option<CpuTimeline>],
-    names: &Names,
-    w: &WakeUp,
-    cpu: u32,
-    (from, to): (Timestamp, Timestamp),
-    phase: Phase,
-    out: &mut Vec<Component>,
-) {
-    let Some(Some(tl)) = cpus.get(cpu as usize) else {
-        out.push(Component::new(
-            Cause::Unknown,
-            phase,
-            cpu,
-            (from, to),
-            None,
-            Note::NoHistory,
-        ));
-        return;
-    };
-    let mut cursor = from;
-    if tl.earliest() > from {
-        let end = tl.earliest().min(to);
-        out.push(Component::new(
-            Cause::Unknown,
-            phase,
-            cpu,
-            (from, end),
-            None,
-            Note::OutsideWindow,
-        ));
-        cursor = end;
-    }
-    for s in tl.between(cursor, to) {
-        let span = (s.start.max(cursor), s.end.min(to));
-        if span.1 <= span.0 {
-            continue;
+/// A task the victim outranks that got out of the way within [`MIN_CAUSE_NS`] in all was only
+/// on its way to the switch.
+fn brief_preemption_is_the_path(pieces: &mut [Component]) {
+    let mut totals: Vec<(Option<Culprit>, u64)> = Vec::new();
+    for p in pieces.iter().filter(|p| p.cause == Cause::PreemptOff) {
+        match totals.iter_mut().find(|(c, _)| *c == p.culprit) {
+            Some((_, ns)) => *ns += p.ns,
+            None => totals.push((p.culprit, p.ns)),
         }
-        cursor = span.1;
-        let (cause, culprit, note) = classify(names, w, cpu, &s, span, phase);
-        out.push(Component::new(cause, phase, cpu, span, culprit, note));
+    }
+    for p in pieces.iter_mut().filter(|p| p.cause == Cause::PreemptOff) {
+        if totals
+            .iter()
+            .any(|(c, ns)| *c == p.culprit && *ns < MIN_CAUSE_NS)
+        {
+            p.cause = Cause::KernelPath;
+            p.culprit = None;
+            p.note = Note::Scheduling;
+        }
     }
 }
 
-fn classify(
-    names: &Names,
-    w: &WakeUp,
-    cpu: u32,
-    s: &Stretch,
-    span: (Timestamp, Timestamp),
-    phase: Phase,
-) -> (Cause, Option<Culprit>, Note) {
-    match s.activity {
-        Activity::Unknown => (Cause::Unknown, None, Note::NoHistory),
-        Activity::Irq { irq, seq } => {
-            let own_irq = cpu == w.waker_cpu && w.context.seq == Some(seq);
-            classify_irq(names, w, irq, own_irq, phase)
-        }
-        Activity::Task { pid, prio } => match phase {
-            Phase::BeforeWakeup => overdue(pid, s, span),
-            Phase::AfterWakeup => waiting(w, pid, prio, s),
-        },
-    }
+struct Judge<'a> {
+    names: &'a Names,
+    w: &'a WakeUp,
+    win: Window,
 }
 
-fn classify_irq(
-    names: &Names,
-    w: &WakeUp,
-    irq: Irq,
-    own_irq: bool,
-    phase: Phase,
-) -> (Cause, Option<Culprit>, Note) {
-    match irq {
-        Irq::Callback { hrtimer, .. } if own_irq && w.own_timer == Some(hrtimer) => {
-            (Cause::KernelPath, None, Note::WakeCallback)
+/// Which part of a task stretch a piece lies in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    /// Between the stretch's first and last event: events no more than a silence apart.
+    Events,
+    /// After its last event: nothing at all on the CPU.
+    Silent,
+}
+
+impl Judge<'_> {
+    /// Appends the pieces of `[from, to)` on `cpu`.
+    fn cover(
+        &self,
+        cpus: &[Option<CpuTimeline>],
+        cpu: u32,
+        (from, to): (Timestamp, Timestamp),
+        phase: Phase,
+        out: &mut Vec<Component>,
+    ) {
+        let piece = |cause, span, culprit, note| Component::new(cause, phase, cpu, span, culprit, note);
+        let Some(Some(tl)) = cpus.get(cpu as usize) else {
+            out.push(piece(Cause::Unknown, (from, to), None, Note::NoHistory));
+            return;
+        };
+        let mut cursor = from;
+        if tl.earliest() > from {
+            let end = tl.earliest().min(to);
+            out.push(piece(Cause::Unknown, (from, end), None, Note::OutsideWindow));
+            cursor = end;
         }
-        Irq::Callback { function, .. } => (
-            Cause::Hardirq,
-            Some(Culprit::Callback(function)),
-            Note::Interrupt,
-        ),
-        Irq::Softirq { vec, action } => (
-            Cause::Softirq,
-            Some(Culprit::Softirq { vec, action }),
-            Note::Interrupt,
-        ),
-        _ if own_irq => (Cause::KernelPath, None, Note::WakeInterrupt),
-        Irq::Vector { name, .. } if phase == Phase::AfterWakeup && is_resched(names, name) => {
-            (Cause::KernelPath, None, Note::ReschedIpi)
+        for s in tl.between(cursor, to) {
+            let span = (s.start.max(cursor), s.end.min(to));
+            if span.1 <= span.0 {
+                continue;
+            }
+            cursor = span.1;
+            if let Activity::Irq { irq, seq } = s.activity {
+                let own = cpu == self.w.waker_cpu && self.w.context.seq == Some(seq);
+                let (cause, culprit, note) = self.interrupt(irq, own, phase);
+                out.push(piece(cause, span, culprit, note));
+                continue;
+            }
+            let quiet = s.last_event.clamp(span.0, span.1);
+            for (part, sub) in [(Part::Events, (span.0, quiet)), (Part::Silent, (quiet, span.1))] {
+                for sub in self.slack_split(phase, sub) {
+                    if sub.1 > sub.0 {
+                        let (cause, culprit, note) = match phase {
+                            _ if self.in_slack(phase, sub) => {
+                                (Cause::KernelPath, None, Note::TimerSlack)
+                            }
+                            Phase::BeforeWakeup => self.overdue(tl, &s, sub, part),
+                            Phase::AfterWakeup => self.waiting(&s, part),
+                        };
+                        out.push(piece(cause, sub, culprit, note));
+                    }
+                }
+            }
         }
-        Irq::Vector { vector, name } => (
-            Cause::Hardirq,
-            Some(Culprit::Vector { vector, name }),
-            Note::Interrupt,
-        ),
-        Irq::Handler { irq, name } => (
-            Cause::Hardirq,
-            Some(Culprit::Irq { irq, name }),
-            Note::Interrupt,
-        ),
+    }
+
+    /// `span` cut at the timer's hard expiry, before the wake-up.
+    fn slack_split(&self, phase: Phase, (a, b): (Timestamp, Timestamp)) -> [(Timestamp, Timestamp); 2] {
+        match self.w.slack_until {
+            Some(hard) if phase == Phase::BeforeWakeup && a < hard && hard < b => {
+                [(a, hard), (hard, b)]
+            }
+            _ => [(a, b), (b, b)],
+        }
+    }
+
+    fn in_slack(&self, phase: Phase, (_, b): (Timestamp, Timestamp)) -> bool {
+        phase == Phase::BeforeWakeup && self.w.slack_until.is_some_and(|hard| b <= hard)
+    }
+
+    fn interrupt(&self, irq: Irq, own: bool, phase: Phase) -> (Cause, Option<Culprit>, Note) {
+        match irq {
+            Irq::Callback { hrtimer, .. } if own && self.w.own_timer == Some(hrtimer) => {
+                (Cause::KernelPath, None, Note::WakeCallback)
+            }
+            Irq::Callback { function, .. } => (
+                Cause::Hardirq,
+                Some(Culprit::Callback(function)),
+                Note::Interrupt,
+            ),
+            Irq::Softirq { vec, action } => (
+                Cause::Softirq,
+                Some(Culprit::Softirq { vec, action }),
+                Note::Interrupt,
+            ),
+            _ if own => (Cause::KernelPath, None, Note::WakeInterrupt),
+            Irq::Vector { name, .. }
+                if phase == Phase::AfterWakeup && is_resched(self.names, name) =>
+            {
+                (Cause::KernelPath, None, Note::ReschedIpi)
+            }
+            Irq::Vector { vector, name } => (
+                Cause::Hardirq,
+                Some(Culprit::Vector { vector, name }),
+                Note::Interrupt,
+            ),
+            Irq::Handler { irq, name } => (
+                Cause::Hardirq,
+                Some(Culprit::Irq { irq, name }),
+                Note::Interrupt,
+            ),
+        }
+    }
+
+    /// Task time on the waker's CPU while the timer was due: why did its interrupt not come?
+    fn overdue(
+        &self,
+        tl: &CpuTimeline,
+        s: &Stretch,
+        (from, to): (Timestamp, Timestamp),
+        part: Part,
+    ) -> (Cause, Option<Culprit>, Note) {
+        let Activity::Task { pid, .. } = s.activity else {
+            return (Cause::Unknown, None, Note::NoHistory);
+        };
+        if to - from < MIN_CAUSE_NS {
+            return (Cause::KernelPath, None, Note::InterruptDelivery);
+        }
+        let task = (pid != 0).then_some(Culprit::Task(pid));
+        if let Some(caller) = s.irqs_off_at {
+            return (Cause::IrqsOff, task, Note::IrqsOffCaller(caller));
+        }
+        let flagged_off = pid != 0 && s.last_flags_known && s.last_irqs_off;
+        match part {
+            Part::Events if flagged_off => (Cause::IrqsOff, task, Note::IrqsOffFlag),
+            Part::Events => (Cause::Unknown, None, Note::EventsWhileOverdue),
+            Part::Silent if flagged_off => (Cause::IrqsOff, task, Note::IrqsOffFlag),
+            Part::Silent
+                if self.win.proven && tl.irqs_traced && (pid == 0 || s.last_flags_known) =>
+            {
+                let note = if pid == 0 {
+                    Note::IdleLate
+                } else {
+                    Note::NoEvents { from, to }
+                };
+                (Cause::BlackHole, None, note)
+            }
+            Part::Silent => (Cause::Unknown, None, Note::SilenceUnproven),
+        }
+    }
+
+    /// A task on the CPU the woken task waits for.
+    fn waiting(&self, s: &Stretch, part: Part) -> (Cause, Option<Culprit>, Note) {
+        let Activity::Task { pid, prio } = s.activity else {
+            return (Cause::Unknown, None, Note::NoHistory);
+        };
+        if pid == 0 {
+            if part == Part::Silent && !self.win.run_traced {
+                return (Cause::Unknown, None, Note::UntracedSwitch);
+            }
+            return (Cause::KernelPath, None, Note::IdleExit);
+        }
+        if pid == self.w.pid {
+            return (Cause::KernelPath, None, Note::Scheduling);
+        }
+        let note = Note::Ran {
+            prio,
+            need_resched: s.need_resched,
+            preempt_off_at: s.preempt_off_at,
+        };
+        let culprit = Some(Culprit::Task(pid));
+        let Some(prio) = prio else {
+            return (Cause::Unknown, culprit, note);
+        };
+        let cause = match rank::compare(prio, self.w.prio) {
+            Ordering::Greater => Cause::HigherPriority,
+            Ordering::Equal => Cause::FairShare,
+            Ordering::Less => Cause::PreemptOff,
+        };
+        (cause, culprit, note)
     }
 }
 
 /// The reschedule IPI is how a wake-up on another CPU makes this one switch: part of the path.
 fn is_resched(names: &Names, name: NameId) -> bool {
     names.get(name) == "reschedule"
-}
-
-/// Task time on the waker's CPU while the timer was due: why did its interrupt not come?
-fn overdue(
-    pid: i32,
-    s: &Stretch,
-    (from, to): (Timestamp, Timestamp),
-) -> (Cause, Option<Culprit>, Note) {
-    if to - from < MIN_CAUSE_NS {
-        return (Cause::KernelPath, None, Note::InterruptDelivery);
-    }
-    let task = Some(Culprit::Task(pid));
-    if let Some(caller) = s.irqs_off_at {
-        return (Cause::IrqsOff, task, Note::IrqsOffCaller(caller));
-    }
-    if pid == 0 {
-        return (Cause::BlackHole, None, Note::IdleLate);
-    }
-    if s.last_irqs_off {
-        return (Cause::IrqsOff, task, Note::IrqsOffFlag);
-    }
-    // The stretch may go on past the window (a wake-up from task context): its last event
-    // can lie after it.
-    let gap = (s.last_event.clamp(from, to), to);
-    (
-        Cause::BlackHole,
-        None,
-        Note::NoEvents {
-            from: gap.0,
-            to: gap.1,
-        },
-    )
-}
-
-/// A task on the CPU the woken task waits for.
-fn waiting(w: &WakeUp, pid: i32, prio: Option<i32>, s: &Stretch) -> (Cause, Option<Culprit>, Note) {
-    if pid == 0 {
-        return (Cause::KernelPath, None, Note::IdleExit);
-    }
-    if pid == w.pid {
-        return (Cause::KernelPath, None, Note::Scheduling);
-    }
-    let note = Note::Ran {
-        prio,
-        need_resched: s.need_resched,
-        preempt_off_at: s.preempt_off_at,
-    };
-    match prio {
-        Some(p) if p < w.prio => (Cause::HigherPriority, Some(Culprit::Task(pid)), note),
-        Some(_) => (Cause::PreemptOff, Some(Culprit::Task(pid)), note),
-        None => (Cause::Unknown, Some(Culprit::Task(pid)), note),
-    }
 }

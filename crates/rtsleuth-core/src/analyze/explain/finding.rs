@@ -29,6 +29,17 @@ pub enum Culprit {
 pub enum Note {
     /// The timer interrupt arrived within the ordinary delivery time.
     InterruptDelivery,
+    /// Between the timer's soft and hard expiry: the kernel may fire it anywhere in there.
+    TimerSlack,
+    /// The CPU ran and traced events with interrupts on while the timer was overdue: the trace
+    /// does not show why its interrupt came late.
+    EventsWhileOverdue,
+    /// No events at all, but nothing proves the task was due then or that this CPU's
+    /// interrupts would show (an estimated due time, no interrupt events, no flags).
+    SilenceUnproven,
+    /// The CPU was idle, and the switch to the task was not traced: it ran at some point in
+    /// here, at the latest at its first event.
+    UntracedSwitch,
     /// Entry, exit and dispatch of the interrupt that woke the task.
     WakeInterrupt,
     /// The task's own timer callback (`hrtimer_wakeup`) doing the wake-up.
@@ -128,6 +139,26 @@ impl Component {
     }
 }
 
+/// Joins neighbouring pieces on the same CPU with the same kind, phase and culprit into one
+/// stretch. Black holes stay apart: the event between two of them is what splits them.
+pub fn join_neighbours(pieces: Vec<Component>) -> Vec<Component> {
+    let mut out: Vec<Component> = Vec::with_capacity(pieces.len().min(64));
+    for p in pieces.into_iter().filter(|p| p.ns > 0) {
+        match out.last_mut() {
+            Some(last)
+                if last.same_bucket(&p)
+                    && last.cpu == p.cpu
+                    && last.end == p.start
+                    && p.cause != Cause::BlackHole =>
+            {
+                last.absorb(&p)
+            }
+            _ => out.push(p),
+        }
+    }
+    out
+}
+
 /// Merges components of the same kind, phase and culprit, keeping the order of first
 /// appearance.
 pub fn merge(pieces: Vec<Component>) -> Vec<Component> {
@@ -147,12 +178,51 @@ pub enum RunAt {
     /// The switch to the task.
     #[default]
     Switch,
+    /// Its first event on a CPU the trace never switched it to.
+    Inferred,
     /// Its return to task context on a CPU it never left (see
-    /// [`super::decompose::WakeUp::in_place`]).
+    /// [`crate::analyze::wakeups`]).
     Resumed,
     /// cyclictest's mark: its figure also held time after the switch (see
     /// `Explain::extend_to_mark`).
     Mark,
+}
+
+impl RunAt {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunAt::Switch => "switch",
+            RunAt::Inferred => "inferred",
+            RunAt::Resumed => "resumed",
+            RunAt::Mark => "mark",
+        }
+    }
+}
+
+impl From<crate::analyze::wakeups::RunAt> for RunAt {
+    fn from(r: crate::analyze::wakeups::RunAt) -> RunAt {
+        use crate::analyze::wakeups::RunAt as W;
+        match r {
+            W::Switch => RunAt::Switch,
+            W::Inferred => RunAt::Inferred,
+            W::Resumed => RunAt::Resumed,
+        }
+    }
+}
+
+/// What proved when the task was due.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Evidence {
+    /// The hrtimer it armed at `armed` for `softexpires` (clock base) fired at `fired`.
+    Timer {
+        armed: Timestamp,
+        softexpires: u64,
+        fired: Timestamp,
+    },
+    /// cyclictest's mark at `mark` said it ran `us` late.
+    Tracemark { us: f64, mark: Timestamp },
+    /// Its wake-ups kept this period (see `period`).
+    Period { period: u64 },
 }
 
 /// A late wake-up and what it was made of.
@@ -165,6 +235,11 @@ pub struct Finding {
     pub cpu: u32,
     pub source: Source,
     pub expected: Option<Timestamp>,
+    /// What proved `expected`; `None` for `Source::Wakeup`.
+    pub evidence: Option<Evidence>,
+    /// The due time the evidence gave, when the task still ran after it: `expected` is then
+    /// the task's last moment on a CPU, where its lateness can start.
+    pub ran_past_due: Option<Timestamp>,
     pub wakeup: Timestamp,
     pub waker_cpu: u32,
     /// When the interrupt that woke it was entered, if it was woken from an interrupt.
@@ -172,7 +247,12 @@ pub struct Finding {
     pub run: Timestamp,
     /// What `run` is.
     pub run_at: RunAt,
-    /// Chronological within each phase; the `ns` add up to [`Finding::latency_ns`].
+    /// Where the wake-up ended as `latency` measures it (`run`, except past it for a mark).
+    pub wake_end: Timestamp,
+    /// Contiguous stretches, in time order, from the expected time (or the wake-up) to `run`.
+    pub timeline: Vec<Component>,
+    /// The timeline merged per kind, phase and culprit; the `ns` add up to
+    /// [`Finding::latency_ns`].
     pub components: Vec<Component>,
 }
 
@@ -229,6 +309,29 @@ mod tests {
         assert_eq!(merged[2].culprit, Some(Culprit::Task(8)));
     }
 
+    /// Neighbours join into one stretch, except black holes: an event lies between two.
+    #[test]
+    fn joining_keeps_the_timeline_contiguous_and_black_holes_apart() {
+        let t = Some(Culprit::Task(9));
+        let joined = join_neighbours(vec![
+            piece(Cause::HigherPriority, (10, 110), t),
+            piece(Cause::HigherPriority, (110, 200), t),
+            piece(Cause::BlackHole, (200, 250), None),
+            piece(Cause::BlackHole, (250, 300), None),
+            piece(Cause::HigherPriority, (300, 310), t),
+        ]);
+        let spans: Vec<(Cause, u64, u64)> = joined.iter().map(|c| (c.cause, c.start, c.end)).collect();
+        assert_eq!(
+            spans,
+            [
+                (Cause::HigherPriority, 10, 200),
+                (Cause::BlackHole, 200, 250),
+                (Cause::BlackHole, 250, 300),
+                (Cause::HigherPriority, 300, 310),
+            ]
+        );
+    }
+
     #[test]
     fn the_root_cause_is_the_kind_with_most_time() {
         let f = Finding {
@@ -242,6 +345,10 @@ mod tests {
             wake_irq_entry: None,
             run: 100,
             run_at: RunAt::Switch,
+            wake_end: 100,
+            evidence: None,
+            ran_past_due: None,
+            timeline: Vec::new(),
             components: vec![
                 piece(Cause::PreemptOff, (0, 40), Some(Culprit::Task(2))),
                 piece(Cause::Hardirq, (40, 80), None),

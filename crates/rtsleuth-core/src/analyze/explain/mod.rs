@@ -1,21 +1,23 @@
 //! `rtsleuth explain`: why each late wake-up of the target tasks was late.
 //!
 //! # Method
-//! A wake-up is measured as in [`crate::analyze::latency`] (`sched_waking`, or `sched_wakeup`
-//! in traces without it, to the `sched_switch` that runs the task), and is explained from the
-//! time the task was *due*:
+//! A wake-up is what [`crate::analyze::wakeups`] defines (the definition `latency` uses, so
+//! every finding is one of `latency`'s wake-ups with the same timestamps), and is explained from
+//! the time the task was *due*, when the trace proves it:
 //! - **timer**: the task armed an hrtimer (`hrtimer_start function=hrtimer_wakeup`, on the
 //!   task's own line) and that timer's callback woke it. It was due at the timer's
 //!   `softexpires=` (what the task asked for; the slack is part of the lateness), converted to
 //!   the trace clock by [`clock::HrtimerClock`].
 //! - **tracemark**: `cyclictest --tracemark` wrote `hit latency threshold (X > Y)` after the
 //!   task ran: it was due X µs before it was switched in.
-//! - **period**: the task wakes periodically; its due time is estimated from its rhythm
-//!   ([`period`]).
-//! - **wakeup**: nothing says when it was due; only the time after the wake-up is explained.
+//! - **period**: the task's own wake-ups keep a strict rhythm up to this one ([`period`] states
+//!   the rule); never more than one period is claimed.
+//! - **wakeup**: nothing proves when it was due; only the time after the wake-up is explained.
 //!
-//! The latency is then cut into components (see [`decompose`]): every nanosecond from the due
-//! time to the switch belongs to exactly one component, so they add up to the latency.
+//! A task cannot be late while it still runs: the explained time starts no earlier than its last
+//! event in task context before the wake-up. The latency is then cut into stretches (see
+//! [`decompose`]), each claiming only what the events show; every nanosecond from the start to
+//! the run belongs to exactly one, so they add up to the latency.
 //!
 //! # Targets
 //! `--pid` / `--task` / `--all`; by default every real-time task (prio below 100), narrowed at
@@ -31,6 +33,7 @@ mod clock;
 mod decompose;
 mod finding;
 mod period;
+mod rank;
 mod report;
 mod timeline;
 mod victim;
@@ -39,13 +42,14 @@ pub use cause::{Cause, Phase, Source};
 pub use clock::HrtimerClock;
 
 use crate::analyze::names::Names;
+use crate::analyze::wakeups::{Step, Wake, Wakeups};
 use crate::event::{Event, EventKind, Timestamp};
 use crate::read::{Decode, EventSink};
-use decompose::{decompose, WakeUp};
-use finding::{Finding, RunAt};
+use decompose::{decompose, WakeUp, Window};
+use finding::{join_neighbours, merge, Evidence, Finding, RunAt};
 use rustc_hash::FxHashMap as HashMap;
 use timeline::CpuTimeline;
-use victim::{Explained, Victim};
+use victim::{Due, Explained, Pending, Victim};
 
 /// Which tasks to explain and how much to report.
 #[derive(Debug, Clone)]
@@ -74,6 +78,15 @@ impl Default for ExplainOptions {
     }
 }
 
+/// The `hrtimer_wakeup` timer a task armed last.
+#[derive(Debug, Clone, Copy)]
+struct Armed {
+    hrtimer: u64,
+    softexpires: u64,
+    expires: u64,
+    at: Timestamp,
+}
+
 /// The streaming analysis.
 #[derive(Debug)]
 pub struct Explain {
@@ -84,10 +97,11 @@ pub struct Explain {
     /// Last known priority of every task.
     prios: HashMap<i32, i32>,
     clock: HrtimerClock,
-    /// The `hrtimer_wakeup` timer each task armed last: (hrtimer, softexpires).
-    armed: HashMap<i32, (u64, u64)>,
+    armed: HashMap<i32, Armed>,
     victims: HashMap<i32, Victim>,
-    waking_seen: bool,
+    wakeups: Wakeups,
+    /// The tracker's steps of the current event (kept to reuse its allocation).
+    steps: Vec<Step>,
     /// Tasks that wrote cyclictest's `hit latency threshold` mark.
     marked: Vec<i32>,
     dropped_by_lost: u64,
@@ -104,7 +118,8 @@ impl Explain {
             clock: HrtimerClock::default(),
             armed: HashMap::default(),
             victims: HashMap::default(),
-            waking_seen: false,
+            wakeups: Wakeups::default(),
+            steps: Vec::new(),
             marked: Vec::new(),
             dropped_by_lost: 0,
         }
@@ -128,131 +143,138 @@ impl Explain {
         o.all || prio < 100
     }
 
-    /// A wake-up of `pid` by an event on `ev.cpu`, the task to be queued on `target`.
-    fn woken(&mut self, ev: &Event<'_>, pid: i32, prio: i32, target: Option<u32>, is_waking: bool) {
-        if is_waking && !self.waking_seen {
-            // From now on wake-ups start at sched_waking; those started at sched_wakeup are
-            // measured by the other definition and are dropped.
-            self.waking_seen = true;
-            self.victims.values_mut().for_each(|v| v.pending = None);
-        }
-        if is_waking != self.waking_seen || !self.is_target(pid, prio) {
+    /// A wake-up of `pid` starts with `ev` (on the waker's CPU).
+    fn woken(&mut self, ev: &Event<'_>, pid: i32) {
+        let (prio, target) = match ev.kind {
+            EventKind::SchedWaking {
+                prio, target_cpu, ..
+            }
+            | EventKind::SchedWakeup {
+                prio, target_cpu, ..
+            }
+            | EventKind::SchedWakeupNew {
+                prio, target_cpu, ..
+            } => (prio, target_cpu),
+            _ => return,
+        };
+        if !self.is_target(pid, prio) {
             return;
         }
         let (threshold, top) = (self.threshold_ns(), self.opts.top);
         let context = timeline(&mut self.cpus, ev.cpu, ev.ts).wake_context();
-        let armed = self.armed.get(&pid).copied();
         // A timer wake-up was due at the armed expiry, converted with the calibration of the CPU
         // it fired on (now the timer's own expiry event, the most exact point there is), and
         // never after its callback started.
-        let (own_timer, timer_due) = match (armed, context.callback) {
-            (Some((hrtimer, softexpires)), Some((fired, entry))) if hrtimer == fired => (
-                Some(hrtimer),
-                self.clock
-                    .to_trace(ev.cpu, softexpires)
-                    .map(|due| due.min(entry)),
-            ),
-            _ => (None, None),
-        };
-        let v = self.victims.entry(pid).or_default();
-        // Its own timer fired in an interrupt of the task itself (the event's task): it expired
-        // before the task could sleep. Without flags the return to task context is invisible.
-        let in_place = v.running && ev.pid == pid && own_timer.is_some() && ev.flags.known;
-        if (v.running && !in_place) || v.pending.is_some() {
-            return;
-        }
-        v.commit(threshold, top);
-        let period_due = v.rhythm.wake(ev.ts);
-        let due = match (timer_due, period_due) {
-            (Some(t), _) => Some((t, Source::Timer)),
-            (None, Some(p)) => Some((p, Source::Period)),
+        let timer = match (self.armed.get(&pid), context.callback) {
+            (Some(a), Some((fired, entry))) if a.hrtimer == fired => {
+                let soft = self.clock.to_trace(ev.cpu, a.softexpires);
+                soft.map(|due| {
+                    let due = due.min(entry);
+                    let hard = self.clock.to_trace(ev.cpu, a.expires).map(|h| h.min(entry));
+                    let evidence = Evidence::Timer {
+                        armed: a.at,
+                        softexpires: a.softexpires,
+                        fired: entry,
+                    };
+                    (a.hrtimer, due, hard.filter(|&h| h > due), evidence)
+                })
+            }
             _ => None,
         };
-        if own_timer.is_some() {
+        if timer.is_some() {
             self.armed.remove(&pid);
         }
-        v.pending = Some(WakeUp {
-            pid,
-            prio,
-            wakeup: ev.ts,
-            waker_cpu: ev.cpu,
-            context,
-            own_timer,
+        let v = self.victims.entry(pid).or_default();
+        v.commit(threshold, top);
+        let rhythm = v.rhythm.wake(ev.ts);
+        let due = match (timer, rhythm) {
+            (Some((_, ts, _, evidence)), _) => Some(Due {
+                ts,
+                source: Source::Timer,
+                evidence,
+            }),
+            (None, Some(r)) => Some(Due {
+                ts: r.due,
+                source: Source::Period,
+                evidence: Evidence::Period { period: r.period },
+            }),
+            (None, None) => None,
+        };
+        v.pending = Some(Pending {
+            wake: WakeUp {
+                pid,
+                prio,
+                wakeup: ev.ts,
+                waker_cpu: ev.cpu,
+                context,
+                own_timer: timer.map(|t| t.0),
+                slack_until: timer.and_then(|t| t.2),
+                queue: vec![(target.unwrap_or(ev.cpu), ev.ts)],
+            },
             due,
-            queue: vec![(target.unwrap_or(ev.cpu), ev.ts)],
-            in_place,
+            last_ran: v.last_ran,
         });
     }
 
-    /// A task woken in place runs again at its first event outside interrupt context on that
-    /// CPU; its switch out, if it comes first, is such an event.
-    fn resume_in_place(&mut self, ev: &Event<'_>) {
-        if ev.flags.hardirq || ev.flags.softirq || ev.flags.nmi {
-            return;
-        }
-        let resumes = self
-            .victims
-            .get(&ev.pid)
-            .and_then(|v| v.pending.as_ref())
-            .is_some_and(|w| w.in_place && w.waker_cpu == ev.cpu && ev.ts > w.wakeup);
-        if resumes {
-            self.switched_in(ev.pid, ev.cpu, ev.ts);
-        }
-    }
-
-    /// `pid` was switched in on `cpu` at `ts`.
-    fn switched_in(&mut self, pid: i32, cpu: u32, ts: Timestamp) {
-        let Some(v) = self.victims.get_mut(&pid) else {
+    /// The wake-up `w` ended: explain it if it is a target's.
+    fn ran(&mut self, w: &Wake) {
+        let Some(mut p) = self.victims.get_mut(&w.pid).and_then(|v| v.pending.take()) else {
             return;
         };
-        v.running = true;
-        let Some(mut wake) = v.pending.take() else {
-            return;
-        };
-        if wake.wakeup > ts {
-            // Switched in before it was woken: CPU clocks out of step or a damaged trace. There
-            // is no latency to explain, and `latency` skips such a wake-up too.
-            return;
-        }
-        if wake.queue.last().is_some_and(|&(c, _)| c != cpu) {
+        if p.wake.queue.last().is_some_and(|&(c, _)| c != w.cpu) {
             // Moved without a traced migration: it waited on this CPU from the wake-up on.
-            wake.queue = vec![(cpu, wake.wakeup)];
+            p.wake.queue = vec![(w.cpu, p.wake.wakeup)];
         }
-        let (expected, source) = match wake.due {
-            Some((due, source)) => (Some(due), source),
-            None => (None, Source::Wakeup),
-        };
-        let finding = self.explain(&wake, source, expected, cpu, ts);
-        let v = self.victims.get_mut(&pid).expect("victim looked up above");
+        if let Some(prio) = w.prio {
+            p.wake.prio = prio;
+        }
+        let finding = self.explain(&p, p.due, w.cpu, w.run, w.run_at.into(), w.run);
+        let v = self.victims.get_mut(&w.pid).expect("victim looked up above");
         v.wakeups += 1;
-        v.last = Some(Explained { wake, finding });
+        v.last = Some(Explained {
+            pending: p,
+            finding,
+        });
     }
 
+    /// Explains `p` from its due time (or its wake-up) to `run`.
     fn explain(
         &self,
-        wake: &WakeUp,
-        source: Source,
-        expected: Option<Timestamp>,
+        p: &Pending,
+        due: Option<Due>,
         cpu: u32,
         run: Timestamp,
+        run_at: RunAt,
+        wake_end: Timestamp,
     ) -> Finding {
-        let expected = expected.map(|e| e.min(run));
+        let wake = &p.wake;
+        let due_ts = due.map(|d| d.ts.min(wake.wakeup).min(run));
+        // It cannot have waited while it still ran.
+        let expected = due_ts.map(|d| d.max(p.last_ran.unwrap_or(0)).min(wake.wakeup));
+        let source = due.map_or(Source::Wakeup, |d| d.source);
+        let window = Window {
+            from: expected.unwrap_or(wake.wakeup),
+            run,
+            proven: matches!(source, Source::Timer | Source::Tracemark),
+            run_traced: run_at != RunAt::Inferred,
+        };
+        let timeline = join_neighbours(decompose(&self.cpus, &self.names, wake, window));
         Finding {
             pid: wake.pid,
             prio: self.prios.get(&wake.pid).copied().unwrap_or(wake.prio),
             cpu,
             source,
             expected,
+            evidence: due.map(|d| d.evidence),
+            ran_past_due: due_ts.filter(|&d| Some(d) != expected),
             wakeup: wake.wakeup,
             waker_cpu: wake.waker_cpu,
             wake_irq_entry: wake.context.irq_entry,
             run,
-            run_at: if wake.in_place {
-                RunAt::Resumed
-            } else {
-                RunAt::Switch
-            },
-            components: decompose(&self.cpus, &self.names, wake, expected, run),
+            run_at,
+            wake_end,
+            components: merge(timeline.clone()),
+            timeline,
         }
     }
 
@@ -265,53 +287,48 @@ impl Explain {
         let Some(done) = self.victims.get(&pid).and_then(|v| v.last.as_ref()) else {
             return;
         };
-        if done.finding.source == Source::Timer {
-            self.extend_to_mark(pid, latency_us, mark);
-            return;
-        }
-        let run = done.finding.run;
-        // The thread cannot have been due after it was woken: a mark smaller than the visible
-        // wait (cyclictest rounds to whole µs) starts at the wake-up.
-        let expected = run
-            .saturating_sub((latency_us * 1e3).round() as u64)
-            .min(done.wake.wakeup);
-        let finding = self.explain(
-            &done.wake,
-            Source::Tracemark,
-            Some(expected),
-            done.finding.cpu,
-            run,
-        );
-        self.replace_last_finding(pid, finding);
-    }
-
-    /// cyclictest reads its clock after it is switched in, so its figure also holds what
-    /// interrupted it before that read. When its mark says much more than the exactly timed
-    /// wake-up (more than [`MARK_EXCESS_NS`]), the time from the switch to the mark is where
-    /// the rest went: the finding is explained up to the mark, so that time is named too.
-    fn extend_to_mark(&mut self, pid: i32, latency_us: f64, mark: Timestamp) {
-        let Some(done) = self.victims.get(&pid).and_then(|v| v.last.as_ref()) else {
-            return;
+        let f = &done.finding;
+        let finding = if f.source == Source::Timer {
+            // cyclictest reads its clock after it is switched in, so its figure also holds what
+            // interrupted it before that read. When its mark says much more than the exactly
+            // timed wake-up, the time from the switch to the mark is where the rest went.
+            let marked_ns = (latency_us * 1e3).round() as u64;
+            if marked_ns <= f.latency_ns() + MARK_EXCESS_NS || mark <= f.run {
+                return;
+            }
+            self.explain(
+                &done.pending,
+                done.pending.due,
+                f.cpu,
+                mark,
+                RunAt::Mark,
+                f.wake_end,
+            )
+        } else {
+            // The thread cannot have been due after it was woken: a mark smaller than the
+            // visible wait (cyclictest rounds to whole µs) starts at the wake-up.
+            let due = Due {
+                ts: f.run.saturating_sub((latency_us * 1e3).round() as u64),
+                source: Source::Tracemark,
+                evidence: Evidence::Tracemark {
+                    us: latency_us,
+                    mark,
+                },
+            };
+            self.explain(&done.pending, Some(due), f.cpu, f.run, f.run_at, f.wake_end)
         };
-        let marked_ns = (latency_us * 1e3).round() as u64;
-        if marked_ns <= done.finding.latency_ns() + MARK_EXCESS_NS || mark <= done.finding.run {
-            return;
-        }
-        let mut finding = self.explain(
-            &done.wake,
-            Source::Timer,
-            done.finding.expected,
-            done.finding.cpu,
-            mark,
-        );
-        finding.run_at = RunAt::Mark;
-        self.replace_last_finding(pid, finding);
-    }
-
-    /// A cyclictest mark re-explained `pid`'s last wake-up.
-    fn replace_last_finding(&mut self, pid: i32, finding: Finding) {
         if let Some(done) = self.victims.get_mut(&pid).and_then(|v| v.last.as_mut()) {
             done.finding = finding;
+        }
+    }
+
+    /// A target's event in task context: it runs, so it cannot be late before this.
+    fn note_running(&mut self, ev: &Event<'_>) {
+        if ev.flags.hardirq || ev.flags.softirq || ev.flags.nmi {
+            return;
+        }
+        if let Some(v) = self.victims.get_mut(&ev.pid) {
+            v.last_ran = Some(ev.ts);
         }
     }
 }
@@ -339,58 +356,55 @@ impl EventSink for Explain {
     fn event(&mut self, ev: &Event<'_>) {
         self.tasks.observe(ev);
         let prios = &self.prios;
-        let tl = timeline(&mut self.cpus, ev.cpu, ev.ts);
-        let switched = tl.on_event(ev, &mut self.names, |pid| prios.get(&pid).copied());
+        timeline(&mut self.cpus, ev.cpu, ev.ts).on_event(ev, &mut self.names, |pid| {
+            prios.get(&pid).copied()
+        });
         for (pid, prio) in ev.kind.task_prios().into_iter().flatten() {
             self.prios.insert(pid, prio);
         }
-        self.resume_in_place(ev);
-        match ev.kind {
-            EventKind::SchedSwitch { prev_pid, .. } => {
-                if let Some(v) = self.victims.get_mut(&prev_pid) {
-                    v.running = false;
-                }
+        let mut steps = std::mem::take(&mut self.steps);
+        self.wakeups.event(ev, &mut steps);
+        for step in steps.drain(..) {
+            match step {
+                Step::Start { pid } => self.woken(ev, pid),
+                Step::End(w) => self.ran(&w),
+                // Findings measured the other way are not `latency`'s wake-ups any more.
+                Step::Redefined => self.victims.clear(),
+                Step::Switch { .. } => {}
             }
-            EventKind::SchedWaking {
-                pid,
-                prio,
-                target_cpu,
-                ..
-            } => self.woken(ev, pid, prio, target_cpu, true),
+        }
+        self.steps = steps;
+        self.note_running(ev);
+        match ev.kind {
             EventKind::SchedWakeup {
                 pid,
-                prio,
-                target_cpu,
+                target_cpu: Some(cpu),
                 ..
             }
-            | EventKind::SchedWakeupNew {
-                pid,
-                prio,
-                target_cpu,
-                ..
+            | EventKind::SchedMigrateTask {
+                pid, dest_cpu: cpu, ..
             } => {
-                self.woken(ev, pid, prio, target_cpu, false);
-                if let (Some(w), Some(cpu)) = (
-                    self.victims.get_mut(&pid).and_then(|v| v.pending.as_mut()),
-                    target_cpu,
-                ) {
-                    if w.queue.last().is_some_and(|&(c, _)| c != cpu) {
-                        w.queue.push((cpu, ev.ts));
+                if let Some(p) = self.victims.get_mut(&pid).and_then(|v| v.pending.as_mut()) {
+                    if p.wake.queue.last().is_some_and(|&(c, _)| c != cpu) {
+                        p.wake.queue.push((cpu, ev.ts));
                     }
-                }
-            }
-            EventKind::SchedMigrateTask { pid, dest_cpu, .. } => {
-                if let Some(w) = self.victims.get_mut(&pid).and_then(|v| v.pending.as_mut()) {
-                    w.queue.push((dest_cpu, ev.ts));
                 }
             }
             EventKind::HrtimerStart {
                 hrtimer,
                 function,
                 softexpires,
-                ..
+                expires,
             } if function == "hrtimer_wakeup" && ev.pid != 0 => {
-                self.armed.insert(ev.pid, (hrtimer, softexpires));
+                self.armed.insert(
+                    ev.pid,
+                    Armed {
+                        hrtimer,
+                        softexpires,
+                        expires,
+                        at: ev.ts,
+                    },
+                );
             }
             EventKind::HrtimerExpireEntry { now, .. } => self.clock.observe(ev.cpu, ev.ts, now),
             EventKind::Marker { text, .. } => {
@@ -400,9 +414,6 @@ impl EventSink for Explain {
             }
             _ => {}
         }
-        if let Some(pid) = switched {
-            self.switched_in(pid, ev.cpu, ev.ts);
-        }
     }
 
     fn decode(&self) -> Decode {
@@ -410,9 +421,9 @@ impl EventSink for Explain {
     }
 
     fn lost(&mut self, cpu: Option<u32>, _count: Option<u64>) {
+        self.wakeups.lost();
         for v in self.victims.values_mut() {
             self.dropped_by_lost += u64::from(v.pending.take().is_some());
-            v.running = false;
         }
         for (i, tl) in self.cpus.iter_mut().enumerate() {
             if let Some(tl) = tl

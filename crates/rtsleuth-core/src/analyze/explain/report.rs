@@ -1,7 +1,8 @@
 //! The `explain` report: per finding a verdict and a timeline ladder, then the aggregate.
 
 use super::cause::{Cause, Phase, Source};
-use super::finding::{Component, Culprit, Finding, Note, RunAt};
+use super::finding::{Component, Culprit, Evidence, Finding, Note, RunAt};
+use super::period::INTERVALS;
 use super::victim::{aggregate_into, Aggregate, Spikes};
 use super::Explain;
 use crate::event::{ns_to_us, ts_to_secs, Timestamp};
@@ -159,6 +160,16 @@ impl Explain {
         let victim = self.task_name(f.pid);
         let detail = match c.note {
             Note::InterruptDelivery => format!("the timer interrupt reaching CPU{cpu}"),
+            Note::TimerSlack => "its timer's slack: the kernel may fire it any time up to the hard expiry".into(),
+            Note::EventsWhileOverdue => format!(
+                "CPU{cpu} traced events with interrupts enabled while the timer was overdue: the trace does not show why its interrupt came late"
+            ),
+            Note::SilenceUnproven => format!(
+                "no events on CPU{cpu}, but the trace cannot tell why (the due time is not proven, or this CPU's interrupts or flags are not traced)"
+            ),
+            Note::UntracedSwitch => format!(
+                "CPU{cpu} idle; the switch to it was not traced, it ran at the latest at its first event"
+            ),
             Note::WakeInterrupt => "entry and exit of the interrupt that woke it".into(),
             Note::WakeCallback => "its own timer callback (hrtimer_wakeup) waking it".into(),
             Note::ReschedIpi => format!("the reschedule IPI to CPU{cpu}"),
@@ -188,6 +199,10 @@ impl Explain {
                     Cause::HigherPriority => {
                         format!("{who} (prio {prio}) kept CPU{cpu} while {victim} (prio {}) was runnable", f.prio)
                     }
+                    Cause::FairShare => format!(
+                        "{who} (prio {prio}) had CPU{cpu} while {victim} (prio {}) was runnable; same rank, so the scheduler shares the CPU between them (FIFO order, RR slice or CFS fairness)",
+                        f.prio
+                    ),
                     _ => format!(
                         "{who} (prio {prio}) kept CPU{cpu} until a preemption point while {victim} (prio {}) was runnable",
                         f.prio
@@ -213,26 +228,68 @@ impl Explain {
             "cpu": f.cpu,
             "latency_us": ns_to_us(f.latency_ns()),
             "source": f.source.as_str(),
+            "due": self.due_note(f),
             "expected_ts": f.expected.map(ts_to_secs),
             "wakeup_ts": ts_to_secs(f.wakeup),
             "run_ts": ts_to_secs(f.run),
+            "run_at": f.run_at.as_str(),
+            "wake_end_ts": ts_to_secs(f.wake_end),
             "waker_cpu": f.waker_cpu,
             "root_cause": f.root_cause().as_str(),
             "components": f.components.iter().map(|c| {
-                let r = self.render(f, c);
-                json!({
-                    "kind": c.cause.as_str(),
-                    "phase": c.phase.as_str(),
-                    "us": ns_to_us(c.ns),
-                    "start_ts": ts_to_secs(c.start),
-                    "end_ts": ts_to_secs(c.end),
-                    "cpu": c.cpu,
-                    "culprit": r.culprit,
-                    "detail": r.detail,
-                })
+                let mut j = self.stretch_json(f, c);
+                j["us"] = json!(ns_to_us(c.ns));
+                j
             }).collect::<Vec<_>>(),
+            "timeline": f.timeline.iter().map(|c| self.stretch_json(f, c)).collect::<Vec<_>>(),
             "summary": self.summary(f),
         })
+    }
+
+    fn stretch_json(&self, f: &Finding, c: &Component) -> Value {
+        let r = self.render(f, c);
+        json!({
+            "kind": c.cause.as_str(),
+            "phase": c.phase.as_str(),
+            "start_ts": ts_to_secs(c.start),
+            "end_ts": ts_to_secs(c.end),
+            "cpu": c.cpu,
+            "culprit": r.culprit,
+            "culprit_pid": match c.culprit {
+                Some(Culprit::Task(pid)) => Some(pid),
+                _ => None,
+            },
+            "detail": r.detail,
+        })
+    }
+
+    /// What proved the due time, in words.
+    fn due_note(&self, f: &Finding) -> String {
+        let mut note = match f.evidence {
+            None => "nothing in the trace proves when it was due; only the time from its wake-up is explained".to_string(),
+            Some(Evidence::Timer { armed, softexpires, fired }) => format!(
+                "it armed hrtimer_wakeup at {} for softexpires={softexpires}, and that timer fired at {}; softexpires converted to the trace clock with that CPU's latest hrtimer_expire_entry now=",
+                fmt_ts_ns(armed),
+                fmt_ts_ns(fired)
+            ),
+            Some(Evidence::Tracemark { us, mark }) => format!(
+                "cyclictest's mark at {} says it ran {} us late",
+                fmt_ts_ns(mark),
+                fmt_us(us)
+            ),
+            Some(Evidence::Period { period }) => format!(
+                "its last {INTERVALS} wake-up intervals kept a period of {} us within 5%, and it woke within 1.5 periods of the previous one; due one period after the least late of them (an estimate)",
+                fmt_us(round3(ns_to_us(period)))
+            ),
+        };
+        if let Some(due) = f.ran_past_due {
+            note.push_str(&format!(
+                "; it was due at {} but still ran until {}, so its lateness starts there",
+                fmt_ts_ns(due),
+                f.expected.map_or("-".into(), fmt_ts_ns)
+            ));
+        }
+        note
     }
 
     /// One sentence: how late, and the one or two components that made it so.
@@ -286,6 +343,7 @@ impl Explain {
         let mut rows: Vec<(Timestamp, u8, String)> = Vec::new();
         if let Some(e) = f.expected {
             let how = match f.source {
+                _ if f.ran_past_due.is_some() => "due before this, but it still ran until here",
                 Source::Timer => "due: its hrtimer expiry in the trace clock",
                 Source::Period => "due: estimated from its period",
                 _ => "due: cyclictest's mark minus its latency",
@@ -314,6 +372,10 @@ impl Explain {
                 f.run,
                 &match f.run_at {
                     RunAt::Switch => format!("switched in on CPU{}", f.cpu),
+                    RunAt::Inferred => format!(
+                        "its first event on CPU{} (the switch to it was not traced)",
+                        f.cpu
+                    ),
                     RunAt::Resumed => {
                         format!(
                             "back in task context on CPU{} (woken before it slept)",

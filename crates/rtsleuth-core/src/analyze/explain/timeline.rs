@@ -7,6 +7,10 @@
 //! Consecutive events with the same activity extend one stretch, so the history grows with
 //! changes of activity, not with events, and is trimmed to a look-back window: `explain` needs
 //! only the recent past of each CPU, never the whole trace.
+//!
+//! A silence of [`SILENCE_NS`] or more also ends a stretch, so every stretch is events no more
+//! than that apart from its start to its last event, then nothing until its end: the silent tail
+//! `[last_event, end)` is the only place a stretch can claim that the CPU showed nothing.
 
 use crate::analyze::names::{NameId, Names};
 use crate::event::{Event, EventKind, Flags, Timestamp};
@@ -18,6 +22,9 @@ pub const LOOKBACK_NS: u64 = 2_000_000_000;
 /// The most stretches kept per CPU, whatever their age (about 20 MB per CPU), so a storm of
 /// interrupts cannot grow the history without bound.
 pub const MAX_STRETCHES: usize = 1 << 19;
+/// The shortest silence that ends a stretch: shorter gaps between events are the ordinary pace
+/// of a busy CPU, and no cause shorter than this is named anyway.
+pub const SILENCE_NS: u64 = 10_000;
 
 /// One level of interrupt context.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +68,8 @@ pub struct Stretch {
     pub last_event: Timestamp,
     /// That last event, if in task context, had interrupts disabled.
     pub last_irqs_off: bool,
+    /// The trace printed the flags of that last event (`last_irqs_off` means something).
+    pub last_flags_known: bool,
     /// Some event inside had a reschedule request pending (`N`).
     pub need_resched: bool,
     /// A `preemptirq:irq_disable` without its `irq_enable` yet: where interrupts went off.
@@ -77,6 +86,7 @@ impl Stretch {
             activity,
             last_event: ts,
             last_irqs_off: false,
+            last_flags_known: false,
             need_resched: false,
             irqs_off_at: None,
             preempt_off_at: None,
@@ -114,6 +124,9 @@ pub struct CpuTimeline {
     /// A reschedule was requested (an `N` flag, often only on the interrupt that woke someone)
     /// and no switch has happened since: the task running is holding the CPU past it.
     resched: bool,
+    /// An interrupt entry was traced on this CPU: the trace shows its interrupts, so their
+    /// absence means something.
+    pub irqs_traced: bool,
 }
 
 impl CpuTimeline {
@@ -127,6 +140,7 @@ impl CpuTimeline {
             irqs_off_at: None,
             preempt_off_at: None,
             resched: false,
+            irqs_traced: false,
         }
     }
 
@@ -139,6 +153,9 @@ impl CpuTimeline {
         prio_of: impl Fn(i32) -> Option<i32>,
     ) -> Option<i32> {
         let ts = ev.ts;
+        if ts.saturating_sub(self.current.last_event) >= SILENCE_NS {
+            self.push_current(ts, self.current.activity);
+        }
         let in_irq = ev.flags.hardirq || ev.flags.softirq || ev.flags.nmi;
         let task_context = if ev.flags.known {
             !in_irq
@@ -218,7 +235,6 @@ impl CpuTimeline {
             | EventKind::PreemptEnable { caller, .. }
                 if task_context =>
             {
-                self.note(ts, ev.flags, true);
                 let at = Some(names.intern(caller));
                 match ev.kind {
                     EventKind::IrqDisable { .. } => self.irqs_off_at = at,
@@ -226,7 +242,9 @@ impl CpuTimeline {
                     EventKind::PreemptDisable { .. } => self.preempt_off_at = at,
                     _ => self.preempt_off_at = None,
                 }
+                // The event opens the new stretch: its flags are what the CPU showed last.
                 self.refresh(ts);
+                self.note(ts, ev.flags, true);
             }
             _ => self.note(ts, ev.flags, task_context),
         }
@@ -289,6 +307,7 @@ impl CpuTimeline {
     }
 
     fn enter(&mut self, ts: Timestamp, irq: Irq, flags: Flags) {
+        self.irqs_traced = true;
         if self.stack.is_empty() {
             self.seq = self.seq.wrapping_add(1);
         }
@@ -313,6 +332,7 @@ impl CpuTimeline {
         s.last_event = ts;
         if task_context {
             s.last_irqs_off = flags.irqs_off;
+            s.last_flags_known = flags.known;
         }
         self.resched |= flags.resched_pending();
         s.need_resched |= self.resched;
@@ -334,6 +354,11 @@ impl CpuTimeline {
         {
             return;
         }
+        self.push_current(ts, activity);
+    }
+
+    /// Ends the current stretch at `ts` and begins one of `activity` there.
+    fn push_current(&mut self, ts: Timestamp, activity: Activity) {
         let mut next = Stretch::new(ts, activity);
         next.irqs_off_at = self.irqs_off_at;
         next.preempt_off_at = self.preempt_off_at;
@@ -466,7 +491,9 @@ mod tests {
                     }
                 ),
                 (653_572_058_000, 653_572_060_000, vector),
-                (653_572_060_000, 653_572_381_000, burst),
+                // 11 us without events end a stretch.
+                (653_572_060_000, 653_572_071_000, burst),
+                (653_572_071_000, 653_572_381_000, burst),
                 (
                     653_572_381_000,
                     653_572_400_000,
@@ -477,11 +504,13 @@ mod tests {
                 ),
             ]
         );
-        // fifo_burst's stretch after the interrupt: its last event had interrupts off (the
-        // switch), the one before the interrupt had them off too (the switch into it).
+        // Right after the interrupt fifo_burst traced nothing until its marker: a silent tail.
         let after_irq = tl.between(653_572_070_000, 653_572_071_000).next().unwrap();
-        assert_eq!(after_irq.last_event, 653_572_381_000);
-        assert!(after_irq.last_irqs_off);
+        assert_eq!(after_irq.last_event, 653_572_060_000);
+        // Its spin after the marker is silent too, with interrupts on at the marker.
+        let spin = tl.between(653_572_100_000, 653_572_101_000).next().unwrap();
+        assert_eq!(spin.last_event, 653_572_071_000);
+        assert!(!spin.last_irqs_off && spin.last_flags_known);
     }
 
     #[test]

@@ -2,16 +2,34 @@
 //! (a cyclictest mark that follows may still re-time it), its worst findings and the aggregate
 //! of its spikes.
 
-use super::cause::Cause;
+use super::cause::{Cause, Source};
 use super::decompose::WakeUp;
-use super::finding::{Culprit, Finding};
+use super::finding::{Culprit, Evidence, Finding};
 use super::period::Rhythm;
+use crate::event::Timestamp;
 use rustc_hash::FxHashMap as HashMap;
+
+/// When a wake-up was due, how that is known, and the proof.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Due {
+    pub ts: Timestamp,
+    pub source: Source,
+    pub evidence: Evidence,
+}
+
+/// A wake-up in flight, with what was known when it started.
+#[derive(Debug, Clone)]
+pub struct Pending {
+    pub wake: WakeUp,
+    pub due: Option<Due>,
+    /// The task's last event in task context before the wake-up.
+    pub last_ran: Option<Timestamp>,
+}
 
 /// A late wake-up already cut into components, kept until nothing can change it any more.
 #[derive(Debug, Clone)]
 pub struct Explained {
-    pub wake: WakeUp,
+    pub pending: Pending,
     pub finding: Finding,
 }
 
@@ -48,9 +66,9 @@ pub fn aggregate_into(agg: &mut Aggregate, f: &Finding) {
 #[derive(Debug, Default)]
 pub struct Victim {
     pub rhythm: Rhythm,
-    /// On a CPU now: a wake-up now is no wake-up.
-    pub running: bool,
-    pub pending: Option<WakeUp>,
+    /// Its latest event in task context.
+    pub last_ran: Option<Timestamp>,
+    pub pending: Option<Pending>,
     pub last: Option<Explained>,
     /// Wake-ups explained.
     pub wakeups: u64,
@@ -89,35 +107,40 @@ mod tests {
     use super::*;
 
     fn finding(lat: u64, culprit: i32) -> Finding {
+        let timeline = vec![
+            Component::new(
+                Cause::HigherPriority,
+                Phase::AfterWakeup,
+                0,
+                (1000, 1000 + lat - 1),
+                Some(Culprit::Task(culprit)),
+                Note::Interrupt,
+            ),
+            Component::new(
+                Cause::KernelPath,
+                Phase::AfterWakeup,
+                0,
+                (1000 + lat - 1, 1000 + lat),
+                None,
+                Note::Scheduling,
+            ),
+        ];
         Finding {
             pid: 1,
             prio: 19,
             cpu: 0,
             source: Source::Wakeup,
             expected: None,
+            evidence: None,
+            ran_past_due: None,
             wakeup: 1000,
             waker_cpu: 0,
             wake_irq_entry: None,
             run: 1000 + lat,
             run_at: RunAt::Switch,
-            components: vec![
-                Component::new(
-                    Cause::HigherPriority,
-                    Phase::AfterWakeup,
-                    0,
-                    (1000, 1000 + lat - 1),
-                    Some(Culprit::Task(culprit)),
-                    Note::Interrupt,
-                ),
-                Component::new(
-                    Cause::KernelPath,
-                    Phase::AfterWakeup,
-                    0,
-                    (1000 + lat - 1, 1000 + lat),
-                    None,
-                    Note::Scheduling,
-                ),
-            ],
+            wake_end: 1000 + lat,
+            components: timeline.clone(),
+            timeline,
         }
     }
 
@@ -129,12 +152,15 @@ mod tests {
             waker_cpu: 0,
             context: Default::default(),
             own_timer: None,
-            due: None,
+            slack_until: None,
             queue: vec![(0, 1000)],
-            in_place: false,
         };
         Explained {
-            wake,
+            pending: Pending {
+                wake,
+                due: None,
+                last_ran: None,
+            },
             finding: finding(lat, culprit),
         }
     }

@@ -1,27 +1,14 @@
 //! `rtsleuth latency`: per-task wake-up latency, a superset of `perf sched latency`.
 //!
 //! # Definition
-//! A task's *wake-up latency* is the time from the moment it is woken to the `sched_switch`
-//! that puts it on a CPU:
-//! - The wake-up starts at `sched_waking` (the first event of a wake-up, emitted on the
-//!   waker's CPU) when the trace contains any `sched_waking` event; in traces recorded without
-//!   it, at `sched_wakeup` / `sched_wakeup_new`.
-//! - It starts only while the task is not running and has no wake-up pending: a second wake-up
-//!   of a task already woken does not restart the clock (the task has been runnable since the
-//!   first one), and a wake-up of a running task is not a wake-up at all.
-//! - It ends at the next `sched_switch` whose `next_pid` is the task, on whichever CPU: a task
-//!   woken on one CPU and migrated to another is measured across the migration. The sample
-//!   belongs to that CPU and carries that switch's `next_prio`.
-//! - Preemption (`prev_state=R`/`R+`) is not a wake-up: the time a preempted task waits is
-//!   not counted here (`perf sched latency` counts it too; `explain` accounts for it).
-//! - A task can be seen running on a CPU (it is the current task of an event there) without
-//!   any traced `sched_switch` to it: the kernel or the tracer dropped the switch (on some
-//!   kernels the switch out of an idle CPU is never traced). It was switched in by then, so
-//!   the wake-up ends at that first event, an upper bound of the real latency; the report says
-//!   how many wake-ups ended this way.
-//! - The idle task (pid 0) is never measured. A wake-up still pending at the end of the trace
-//!   is not counted, and `[LOST n EVENTS]` drops every pending wake-up, because the events that
-//!   would end or restart it may be the ones lost.
+//! A task's *wake-up latency* is the time from the moment it is woken to the moment it runs,
+//! as [`crate::analyze::wakeups`] defines both ends (the definition `explain` shares):
+//! `sched_waking` (or `sched_wakeup` in traces without it) to the `sched_switch` that runs the
+//! task on whichever CPU, or to its first event where the switch was not traced, or, for a task
+//! woken in an interrupt on top of itself, to its return to task context. The sample belongs to
+//! the CPU it ran on and carries that switch's `next_prio`. Preemption (`prev_state=R`/`R+`) is
+//! not a wake-up: the time a preempted task waits is not counted here (`perf sched latency`
+//! counts it too; `explain` accounts for it).
 //!
 //! Per task it also counts runtime (the sum of on-CPU intervals that start and end inside the
 //! trace) and switches (how many times the task was switched in).
@@ -32,6 +19,7 @@ mod report;
 pub use histogram::LatencyHistogram;
 pub use report::SortKey;
 
+use super::wakeups::{Step, Wake, Wakeups};
 use crate::event::{Event, EventKind, Timestamp};
 use crate::read::{Decode, EventSink};
 use rustc_hash::FxHashMap as HashMap;
@@ -58,9 +46,6 @@ pub struct LatencyOptions {
 struct Task {
     prio: Option<i32>,
     running_since: Option<Timestamp>,
-    running: bool,
-    pending_waking: Option<Timestamp>,
-    pending_wakeup: Option<Timestamp>,
     runtime_ns: u64,
     switches: u64,
     lat: LatencyHistogram,
@@ -73,13 +58,11 @@ pub struct Latency {
     tasks: HashMap<i32, Task>,
     per_cpu: BTreeMap<u32, LatencyHistogram>,
     names: super::TaskNames,
+    wakeups: Wakeups,
+    /// The tracker's steps of the current event (kept to reuse its allocation).
+    steps: Vec<Step>,
     /// Set at the first `sched_waking`: from then on only `sched_waking` starts a wake-up.
     waking_seen: bool,
-    dropped_by_lost: u64,
-    /// The task each CPU runs, as far as the trace has shown.
-    current: Vec<Option<i32>>,
-    /// Switch-ins inferred from a task seen running that no `sched_switch` put there.
-    untraced_switches: u64,
 }
 
 impl Latency {
@@ -89,10 +72,9 @@ impl Latency {
             tasks: HashMap::default(),
             per_cpu: BTreeMap::new(),
             names: Default::default(),
+            wakeups: Wakeups::default(),
+            steps: Vec::new(),
             waking_seen: false,
-            dropped_by_lost: 0,
-            current: Vec::new(),
-            untraced_switches: 0,
         }
     }
 
@@ -101,139 +83,97 @@ impl Latency {
     }
 
     /// The first `sched_waking` decides the definition for the whole trace: samples measured
-    /// from `sched_wakeup` before it belong to the other definition and are discarded. (Before
-    /// the first `sched_waking` no waking-based wake-up can exist, so nothing is lost.)
-    fn switch_to_waking(&mut self) {
+    /// from `sched_wakeup` before it belong to the other definition and are discarded.
+    fn redefine(&mut self) {
         self.waking_seen = true;
         self.per_cpu.clear();
         for t in self.tasks.values_mut() {
             t.lat = LatencyHistogram::default();
-            t.pending_wakeup = None;
         }
     }
 
-    /// `prio` is the woken task's priority as the wake-up event prints it; a priority from a
-    /// `sched_switch` is preferred when there is one.
-    fn woken(&mut self, pid: i32, prio: i32, ts: Timestamp, is_waking: bool) {
-        if pid == 0 {
-            return;
-        }
-        if is_waking && !self.waking_seen {
-            self.switch_to_waking();
-        }
-        if !is_waking && self.waking_seen {
-            return;
-        }
-        let t = self.tasks.entry(pid).or_default();
-        t.prio.get_or_insert(prio);
-        if t.running {
-            return;
-        }
-        let pending = if is_waking {
-            &mut t.pending_waking
-        } else {
-            &mut t.pending_wakeup
-        };
-        pending.get_or_insert(ts);
-    }
-
-    /// Every event's line names the task running on its CPU. A task there that the trace
-    /// never switched in had its `sched_switch` dropped: it is switched in now.
-    fn check_running(&mut self, ev: &Event<'_>) {
-        let cpu = ev.cpu as usize;
-        if cpu >= self.current.len() {
-            self.current.resize(cpu + 1, None);
-        }
-        match self.current[cpu] {
-            Some(pid) if pid == ev.pid => {}
-            Some(prev) => {
-                self.untraced_switches += 1;
-                self.switch(ev.ts, ev.cpu, prev, ev.pid, None);
+    /// A task's first known priority comes from its wake-up event; a switch's is preferred.
+    fn learn_prio(&mut self, ev: &Event<'_>) {
+        if let EventKind::SchedWaking { pid, prio, .. }
+        | EventKind::SchedWakeup { pid, prio, .. }
+        | EventKind::SchedWakeupNew { pid, prio, .. } = ev.kind
+        {
+            if pid != 0 {
+                self.tasks.entry(pid).or_default().prio.get_or_insert(prio);
             }
-            // The first event of a CPU: whoever it shows was already running.
-            None => self.current[cpu] = Some(ev.pid),
         }
     }
 
-    /// `next_prio` is `None` for an inferred switch, which keeps the task's known priority.
-    fn switch(
-        &mut self,
-        ts: Timestamp,
-        cpu: u32,
-        prev_pid: i32,
-        next_pid: i32,
-        next_prio: Option<i32>,
-    ) {
-        if let Some(slot) = self.current.get_mut(cpu as usize) {
-            *slot = Some(next_pid);
-        }
+    fn switch(&mut self, ts: Timestamp, cpu: u32, prev: i32, next: i32, next_prio: Option<i32>) {
         let selected = self.cpu_selected(cpu);
-        if prev_pid != 0 {
-            let t = self.tasks.entry(prev_pid).or_default();
+        if prev != 0 {
+            let t = self.tasks.entry(prev).or_default();
             if let Some(since) = t.running_since.take() {
                 if selected {
                     // Saturating: a damaged trace's absurd timestamps must not wrap the sum.
                     t.runtime_ns = t.runtime_ns.saturating_add(ts.saturating_sub(since));
                 }
             }
-            t.running = false;
         }
-        if next_pid == 0 {
+        if next == 0 {
             return;
         }
-        let waking_seen = self.waking_seen;
-        let t = self.tasks.entry(next_pid).or_default();
+        let t = self.tasks.entry(next).or_default();
         if next_prio.is_some() {
             t.prio = next_prio;
         }
-        t.running = true;
         t.running_since = Some(ts);
         if selected {
             t.switches += 1;
         }
-        let start = if waking_seen {
-            t.pending_waking.take()
-        } else {
-            t.pending_wakeup.take()
-        };
-        t.pending_waking = None;
-        t.pending_wakeup = None;
-        if let (Some(start), true) = (start, selected) {
-            if let Some(lat) = ts.checked_sub(start) {
-                t.lat.record(lat, ts);
-                self.per_cpu
-                    .entry(cpu)
-                    .or_default()
-                    .record_for(lat, ts, next_pid);
-            }
+    }
+
+    fn ran(&mut self, w: &Wake) {
+        if !self.cpu_selected(w.cpu) {
+            return;
         }
+        let lat = w.run - w.start;
+        self.tasks
+            .entry(w.pid)
+            .or_default()
+            .lat
+            .record(lat, w.run);
+        self.per_cpu
+            .entry(w.cpu)
+            .or_default()
+            .record_for(lat, w.run, w.pid);
     }
 }
 
 impl EventSink for Latency {
     fn event(&mut self, ev: &Event<'_>) {
-        self.check_running(ev);
-        match ev.kind {
-            EventKind::SchedWaking { pid, prio, .. } => {
-                self.names.observe(ev);
-                self.woken(pid, prio, ev.ts, true)
-            }
-            EventKind::SchedWakeup { pid, prio, .. }
-            | EventKind::SchedWakeupNew { pid, prio, .. } => {
-                self.names.observe(ev);
-                self.woken(pid, prio, ev.ts, false)
-            }
-            EventKind::SchedSwitch {
-                prev_pid,
-                next_pid,
-                next_prio,
-                ..
-            } => {
-                self.names.observe(ev);
-                self.switch(ev.ts, ev.cpu, prev_pid, next_pid, Some(next_prio))
-            }
-            _ => {}
+        if matches!(
+            ev.kind,
+            EventKind::SchedWaking { .. }
+                | EventKind::SchedWakeup { .. }
+                | EventKind::SchedWakeupNew { .. }
+                | EventKind::SchedSwitch { .. }
+        ) {
+            self.names.observe(ev);
         }
+        let mut steps = std::mem::take(&mut self.steps);
+        self.wakeups.event(ev, &mut steps);
+        self.learn_prio(ev);
+        for step in steps.drain(..) {
+            match step {
+                Step::Switch {
+                    ts,
+                    cpu,
+                    prev,
+                    next,
+                    next_prio,
+                } => self.switch(ts, cpu, prev, next, next_prio),
+                Step::End(w) => self.ran(&w),
+                Step::Redefined => self.redefine(),
+                Step::Start { .. } => {}
+            }
+        }
+        self.steps = steps;
     }
 
     fn decode(&self) -> Decode {
@@ -241,14 +181,11 @@ impl EventSink for Latency {
     }
 
     fn lost(&mut self, _cpu: Option<u32>, _count: Option<u64>) {
+        self.wakeups.lost();
+        // A lost switch-out would make the next on-CPU interval wrong.
         for t in self.tasks.values_mut() {
-            let had = t.pending_waking.take().is_some() | t.pending_wakeup.take().is_some();
-            self.dropped_by_lost += u64::from(had);
-            // A lost switch-out would make the next on-CPU interval wrong.
             t.running_since = None;
         }
-        // Who runs where is unknown again until the next event of each CPU shows it.
-        self.current.iter_mut().for_each(|c| *c = None);
     }
 }
 

@@ -110,16 +110,16 @@ impl Latency {
             })
             .collect();
         let mut warnings = info.warnings();
-        if self.untraced_switches > 0 {
+        if self.wakeups.untraced_switches > 0 {
             warnings.push(format!(
                 "{} switch-ins were not in the trace (a task ran that no sched_switch put on its CPU); wake-ups ending there are measured to the task's first event, an upper bound",
-                self.untraced_switches
+                self.wakeups.untraced_switches
             ));
         }
-        if self.dropped_by_lost > 0 {
+        if self.wakeups.dropped_by_lost > 0 {
             warnings.push(format!(
                 "{} pending wake-ups were dropped at [LOST] markers",
-                self.dropped_by_lost
+                self.wakeups.dropped_by_lost
             ));
         }
         let mut json = serde_json::json!({

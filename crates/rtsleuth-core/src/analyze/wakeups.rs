@@ -1,0 +1,348 @@
+//! When a wake-up starts and when it ends: the one definition `latency` and `explain` share,
+//! so that every wake-up `explain` reports is one `latency` counts, with the same timestamps.
+//!
+//! # Definition
+//! - A wake-up starts at `sched_waking` (the first event of a wake-up, on the waker's CPU) once
+//!   the trace has shown any `sched_waking`; in traces recorded without it, at `sched_wakeup` /
+//!   `sched_wakeup_new`. The first `sched_waking` therefore discards every wake-up started the
+//!   other way ([`Step::Redefined`]).
+//! - It starts only while the task is not running and has no wake-up pending: a second wake-up
+//!   of a task already woken does not restart the clock, and a wake-up of a running task is no
+//!   wake-up, with one exception: the wake-up emitted in an interrupt on top of the task itself
+//!   (its CPU's current task, flags known). The kernel traces a wake-up only for a task that
+//!   has already declared itself asleep, so this task was on its way to sleep when, say, its
+//!   own timer fired: it was due and goes on where it is, without a switch, *in place*.
+//! - It ends at the `sched_switch` that runs the task, on whichever CPU. A task can also be
+//!   seen running (the current task of an event) on a CPU the trace never switched it to: the
+//!   switch was not traced (some kernels never trace the switch out of an idle CPU), and the
+//!   wake-up ends at that first event, an upper bound of the real time ([`RunAt::Inferred`]).
+//! - An in-place wake-up ends when its CPU is back in task context: at the last event in
+//!   interrupt context before the first task-context event there ([`RunAt::Resumed`]), so the
+//!   softirqs run on the way out count and the task's own run after them does not.
+//! - The idle task (pid 0) is never measured. `[LOST n EVENTS]` discards every wake-up in
+//!   flight, because the events that would end or restart it may be the ones lost, and forgets
+//!   who runs where until each CPU's next event says so.
+
+use crate::event::{Event, EventKind, Timestamp};
+use rustc_hash::FxHashMap as HashMap;
+
+/// How a wake-up's end is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RunAt {
+    /// A traced `sched_switch` to the task.
+    #[default]
+    Switch,
+    /// The task's first event on a CPU it was not switched to in the trace.
+    Inferred,
+    /// Its return to task context on the CPU it never left.
+    Resumed,
+}
+
+/// One wake-up, from its start to the moment the task ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wake {
+    pub pid: i32,
+    pub start: Timestamp,
+    pub run: Timestamp,
+    /// The CPU it ran on.
+    pub cpu: u32,
+    /// The priority it was switched in with, when the switch says.
+    pub prio: Option<i32>,
+    pub run_at: RunAt,
+}
+
+/// What one event meant for the wake-ups, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// `next` runs on `cpu` from `ts` on, in place of `prev`; `next_prio` when a traced switch
+    /// printed it.
+    Switch {
+        ts: Timestamp,
+        cpu: u32,
+        prev: i32,
+        next: i32,
+        next_prio: Option<i32>,
+    },
+    /// A wake-up of `pid` starts with this event.
+    Start { pid: i32 },
+    End(Wake),
+    /// The first `sched_waking`: every wake-up started at `sched_wakeup` is discarded, and what
+    /// was measured so far followed the other definition.
+    Redefined,
+}
+
+#[derive(Debug, Default)]
+struct Task {
+    running: bool,
+    /// Start of the wake-up in flight.
+    pending: Option<Timestamp>,
+}
+
+/// An in-place wake-up in flight on a CPU.
+#[derive(Debug, Clone, Copy)]
+struct InPlace {
+    pid: i32,
+    /// The latest event in interrupt context on the CPU since the wake-up.
+    last_irq: Timestamp,
+}
+
+/// Per CPU: who runs there, as far as the trace has shown, and an in-place wake-up in flight.
+#[derive(Debug, Default, Clone, Copy)]
+struct Cpu {
+    current: Option<i32>,
+    in_place: Option<InPlace>,
+}
+
+/// The wake-up tracker. Feed it every event; it appends what each one meant to a buffer the
+/// caller drains, so the caller keeps no second copy of this bookkeeping.
+#[derive(Debug, Default)]
+pub struct Wakeups {
+    tasks: HashMap<i32, Task>,
+    cpus: Vec<Cpu>,
+    waking_seen: bool,
+    /// Switch-ins inferred from a task seen running that no `sched_switch` put there.
+    pub untraced_switches: u64,
+    /// Wake-ups in flight discarded by lost events.
+    pub dropped_by_lost: u64,
+}
+
+impl Wakeups {
+    pub fn event(&mut self, ev: &Event<'_>, out: &mut Vec<Step>) {
+        let cpu = ev.cpu as usize;
+        if cpu >= self.cpus.len() {
+            self.cpus.resize(cpu + 1, Cpu::default());
+        }
+        self.resume_in_place(ev, out);
+        match self.cpus[cpu].current {
+            Some(pid) if pid == ev.pid => {}
+            Some(prev) => {
+                self.untraced_switches += 1;
+                self.switch(ev.ts, ev.cpu, prev, ev.pid, None, out);
+            }
+            // The first event of a CPU only says who was already running there.
+            None => self.cpus[cpu].current = Some(ev.pid),
+        }
+        match ev.kind {
+            EventKind::SchedWaking { pid, .. } => self.woken(ev, pid, true, out),
+            EventKind::SchedWakeup { pid, .. } | EventKind::SchedWakeupNew { pid, .. } => {
+                self.woken(ev, pid, false, out)
+            }
+            EventKind::SchedSwitch {
+                prev_pid,
+                next_pid,
+                next_prio,
+                ..
+            } => self.switch(ev.ts, ev.cpu, prev_pid, next_pid, Some(next_prio), out),
+            _ => {}
+        }
+    }
+
+    /// Events were lost (on one CPU or on an unknown one).
+    pub fn lost(&mut self) {
+        for t in self.tasks.values_mut() {
+            self.dropped_by_lost += u64::from(t.pending.take().is_some());
+            t.running = false;
+        }
+        for c in &mut self.cpus {
+            self.dropped_by_lost += u64::from(c.in_place.take().is_some());
+            c.current = None;
+        }
+    }
+
+    fn woken(&mut self, ev: &Event<'_>, pid: i32, is_waking: bool, out: &mut Vec<Step>) {
+        if is_waking && !self.waking_seen {
+            self.waking_seen = true;
+            self.tasks.values_mut().for_each(|t| t.pending = None);
+            out.push(Step::Redefined);
+        }
+        if pid == 0 || is_waking != self.waking_seen {
+            return;
+        }
+        let t = self.tasks.entry(pid).or_default();
+        if t.pending.is_some() {
+            return;
+        }
+        let c = &mut self.cpus[ev.cpu as usize];
+        let on_top_of_it =
+            ev.pid == pid && ev.flags.known && (ev.flags.hardirq || ev.flags.softirq);
+        // The event's own task is running on its CPU, whether or not a switch showed it.
+        let in_place = on_top_of_it && c.in_place.is_none();
+        if in_place {
+            c.in_place = Some(InPlace {
+                pid,
+                last_irq: ev.ts,
+            });
+        } else if t.running || on_top_of_it {
+            return;
+        }
+        t.pending = Some(ev.ts);
+        out.push(Step::Start { pid });
+    }
+
+    /// Ends the in-place wake-up of the event's CPU at the first task-context event there.
+    fn resume_in_place(&mut self, ev: &Event<'_>, out: &mut Vec<Step>) {
+        let c = &mut self.cpus[ev.cpu as usize];
+        let Some(ip) = c.in_place.as_mut() else {
+            return;
+        };
+        if ev.flags.hardirq || ev.flags.softirq || ev.flags.nmi {
+            ip.last_irq = ev.ts;
+            return;
+        }
+        let InPlace { pid, last_irq } = *ip;
+        c.in_place = None;
+        let Some(start) = self.tasks.get_mut(&pid).and_then(|t| t.pending.take()) else {
+            return;
+        };
+        out.push(Step::End(Wake {
+            pid,
+            start,
+            run: last_irq,
+            cpu: ev.cpu,
+            prio: None,
+            run_at: RunAt::Resumed,
+        }));
+    }
+
+    fn switch(
+        &mut self,
+        ts: Timestamp,
+        cpu: u32,
+        prev: i32,
+        next: i32,
+        next_prio: Option<i32>,
+        out: &mut Vec<Step>,
+    ) {
+        self.cpus[cpu as usize].current = Some(next);
+        out.push(Step::Switch {
+            ts,
+            cpu,
+            prev,
+            next,
+            next_prio,
+        });
+        if prev != 0 {
+            self.tasks.entry(prev).or_default().running = false;
+        }
+        if next == 0 {
+            return;
+        }
+        let t = self.tasks.entry(next).or_default();
+        t.running = true;
+        if let Some(start) = t.pending.take() {
+            // Switched in before it was woken: CPU clocks out of step or a damaged trace; there
+            // is no latency to measure.
+            if start <= ts {
+                out.push(Step::End(Wake {
+                    pid: next,
+                    start,
+                    run: ts,
+                    cpu,
+                    prio: next_prio,
+                    run_at: if next_prio.is_some() {
+                        RunAt::Switch
+                    } else {
+                        RunAt::Inferred
+                    },
+                }));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::ftrace_text::{parse_line, Line, LineContext};
+
+    fn steps(text: &str) -> Vec<Step> {
+        let mut w = Wakeups::default();
+        let mut out = Vec::new();
+        for l in text.lines() {
+            match parse_line(l, &LineContext::default()) {
+                Line::Event(ev, _) => w.event(&ev, &mut out),
+                other => panic!("not an event: {l} -> {other:?}"),
+            }
+        }
+        out.retain(|s| !matches!(s, Step::Switch { .. }));
+        out
+    }
+
+    /// The timer fires in an interrupt of the task itself before it could sleep: the wake-up
+    /// ends at the last interrupt-context event (the softirq run on the way out), not at the
+    /// task's later task-context event (lab `stock/hardirq_in_place`, shortened).
+    #[test]
+    fn an_in_place_wakeup_ends_when_the_interrupts_are_done() {
+        let got = steps(
+            "      cyclictest-178     [001] d..1.     5.583000: hrtimer_start: hrtimer=000000006228e63f function=hrtimer_wakeup expires=1 softexpires=1 mode=ABS\n\
+             cyclictest-178     [001] d.h2.     5.583232: sched_waking: comm=cyclictest pid=178 prio=19 target_cpu=001\n\
+             cyclictest-178     [001] d.h1.     5.613839: local_timer_exit: vector=236\n\
+             cyclictest-178     [001] ..s1.     5.613843: softirq_entry: vec=7 [action=SCHED]\n\
+             cyclictest-178     [001] ..s1.     5.613899: softirq_exit: vec=9 [action=RCU]\n\
+             cyclictest-178     [001] .....     5.614344: tracing_mark_write: hit latency threshold (30925 > 15000)",
+        );
+        assert_eq!(
+            got,
+            [
+                Step::Redefined,
+                Step::Start { pid: 178 },
+                Step::End(Wake {
+                    pid: 178,
+                    start: 5_583_232_000,
+                    run: 5_613_899_000,
+                    cpu: 1,
+                    prio: None,
+                    run_at: RunAt::Resumed
+                })
+            ]
+        );
+    }
+
+    /// A wake-up of a task running elsewhere is none; a second wake-up does not restart the
+    /// clock; the switch ends it.
+    #[test]
+    fn only_a_sleeping_task_is_woken_and_only_once() {
+        let got = steps(
+            "          <idle>-0       [001] d..2.   100.000000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=ct next_pid=7 next_prio=19\n\
+                       bash-9       [000] d..2.   100.000010: sched_waking: comm=ct pid=7 prio=19 target_cpu=001\n\
+                         ct-7       [001] d..2.   100.000020: sched_switch: prev_comm=ct prev_pid=7 prev_prio=19 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120\n\
+                       bash-9       [000] d..2.   100.000030: sched_waking: comm=ct pid=7 prio=19 target_cpu=001\n\
+                       bash-9       [000] d..2.   100.000040: sched_waking: comm=ct pid=7 prio=19 target_cpu=001\n\
+                     <idle>-0       [001] d..2.   100.000050: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=ct next_pid=7 next_prio=19",
+        );
+        assert_eq!(
+            got,
+            [
+                Step::Redefined,
+                Step::Start { pid: 7 },
+                Step::End(Wake {
+                    pid: 7,
+                    start: 100_000_030_000,
+                    run: 100_000_050_000,
+                    cpu: 1,
+                    prio: Some(19),
+                    run_at: RunAt::Switch
+                })
+            ]
+        );
+    }
+
+    #[test]
+    fn lost_events_discard_the_wakeups_in_flight() {
+        let mut w = Wakeups::default();
+        let mut out = Vec::new();
+        for l in [
+            "   bash-9 [000] d..2. 100.000030: sched_waking: comm=ct pid=7 prio=19 target_cpu=001",
+            "   ct-7   [001] d..2. 100.000050: sched_switch: prev_comm=ct prev_pid=7 prev_prio=19 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120",
+        ] {
+            if let Line::Event(ev, _) = parse_line(l, &LineContext::default()) {
+                w.event(&ev, &mut out);
+                if ev.cpu == 0 {
+                    w.lost();
+                }
+            }
+        }
+        assert_eq!(w.dropped_by_lost, 1);
+        assert!(!out.iter().any(|s| matches!(s, Step::End(_))), "{out:?}");
+    }
+}
