@@ -167,6 +167,17 @@ fn recorded_cases() -> Vec<PathBuf> {
     cases
 }
 
+/// A recorded case's trace: `trace.txt`, or `trace.txt.zst` where only the compressed copy is
+/// kept (read transparently).
+fn recorded_trace(dir: &Path) -> PathBuf {
+    let plain = dir.join("trace.txt");
+    if plain.exists() {
+        plain
+    } else {
+        dir.join("trace.txt.zst")
+    }
+}
+
 /// Every finding of every target, for checks over all wake-ups.
 fn everything(path: &Path) -> Value {
     explain(
@@ -203,7 +214,7 @@ fn recorded_traces_name_the_injected_cause() {
         if let Some(pids) = expected["args"]["pids"].as_array() {
             opts.pids = pids.iter().map(|p| p.as_i64().unwrap() as i32).collect();
         }
-        let got = explain(&dir.join("trace.txt"), opts);
+        let got = explain(&recorded_trace(dir), opts);
         for (i, w) in expected["findings"].as_array().unwrap().iter().enumerate() {
             let h = &got["findings"][i];
             let at = format!("{name} finding {i}");
@@ -246,7 +257,7 @@ fn recorded_traces_name_the_injected_cause() {
         }
         // What any wake-up of the measured thread was blamed on.
         let blamed = |pred: &dyn Fn(&Value) -> bool| -> Vec<String> {
-            let all = everything(&dir.join("trace.txt"));
+            let all = everything(&recorded_trace(dir));
             let mine: Vec<&Value> = all["findings"]
                 .as_array()
                 .unwrap()
@@ -296,7 +307,7 @@ fn recorded_traces_name_the_injected_cause() {
 fn components_add_up_on_every_recorded_wakeup() {
     let mut explained = 0;
     for expected_path in recorded_cases() {
-        let trace = expected_path.parent().unwrap().join("trace.txt");
+        let trace = recorded_trace(expected_path.parent().unwrap());
         let got = everything(&trace);
         for f in got["findings"].as_array().unwrap() {
             explained += 1;
