@@ -298,7 +298,65 @@ fn recorded_traces_name_the_injected_cause() {
             let worst = got["findings"][0]["latency_us"].as_f64().unwrap();
             assert!(worst < max, "{name}: {worst}");
         }
+        if let Some(as_kinds) = expected["never_blamed_as"].as_object() {
+            let hits = blamed(&|c| {
+                c["culprit"]
+                    .as_str()
+                    .and_then(|who| as_kinds.get(who))
+                    .is_some_and(|k| k.as_array().unwrap().contains(&c["kind"]))
+            });
+            assert!(hits.is_empty(), "{name}: {hits:#?}");
+        }
+        if let Some(limits) = expected["max_lateness_us"].as_object() {
+            check_claimed_lateness(name, &everything(&recorded_trace(dir)), limits);
+        }
+        if let Some(w) = expected.get("worst_wakeup") {
+            check_worst_wakeup(name, &got["findings"][0], w, &recorded_trace(dir));
+            if expected["first_by_default"] == true {
+                let default = explain(&recorded_trace(dir), ExplainOptions::default());
+                check_worst_wakeup(name, &default["findings"][0], w, &recorded_trace(dir));
+            }
+        }
     }
+}
+
+/// No wake-up of these tasks is claimed late by more than the limit before it was woken (a
+/// task that sleeps longer on purpose is not late).
+fn check_claimed_lateness(name: &str, all: &Value, limits: &serde_json::Map<String, Value>) {
+    for f in all["findings"].as_array().unwrap() {
+        let pid = f["task"]["pid"].to_string();
+        let (Some(limit), Some(expected)) = (limits.get(&pid), f["expected_ts"].as_f64()) else {
+            continue;
+        };
+        let claimed = (f["wakeup_ts"].as_f64().unwrap() - expected) * 1e6;
+        assert!(
+            claimed <= limit.as_f64().unwrap() + 0.001,
+            "{name}: {claimed} us before the wake-up claimed: {f:#}"
+        );
+    }
+}
+
+/// The hand-derived worst wake-up: same wake-up and switch-in, the same culprit for the wait,
+/// and its latency within a few µs of what `latency` measures for the task.
+fn check_worst_wakeup(name: &str, f: &Value, w: &Value, trace: &Path) {
+    let at = format!("{name} worst wake-up\n{f:#}");
+    assert_eq!(f["task"]["pid"], w["pid"], "{at}");
+    assert!(close(&f["wakeup_ts"], &w["wakeup_ts"], 1e-9), "{at}");
+    assert!(close(&f["run_ts"], &w["run_ts"], 1e-9), "{at}");
+    assert_eq!(f["root_cause"], w["root_cause"], "{at}");
+    assert_eq!(main_culprit(f), w["culprit"], "{at}");
+    let mut lat = Latency::new(LatencyOptions {
+        pids: vec![w["pid"].as_i64().unwrap() as i32],
+        ..Default::default()
+    });
+    let info = read::read(Input::open(trace.to_str().unwrap()).unwrap(), &mut lat).unwrap();
+    let max = lat.document(&info).json["tasks"][0]["max_us"].as_f64().unwrap();
+    assert_eq!(max, w["latency_us"].as_f64().unwrap(), "{name}: latency's max");
+    let explained = f["latency_us"].as_f64().unwrap();
+    assert!(
+        (explained - max).abs() <= 5.0,
+        "{at}: {explained} us vs latency's {max} us"
+    );
 }
 
 /// Whatever the trace, the components of every wake-up add up to its latency, lie inside it,

@@ -73,7 +73,9 @@ pub enum Step {
 
 #[derive(Debug, Default)]
 struct Task {
-    running: bool,
+    /// The CPU it runs on. A task runs on one CPU at a time: a switch away from it on another
+    /// CPU (inferred from a stale view of that CPU) does not stop it here.
+    on_cpu: Option<u32>,
     /// Start of the wake-up in flight.
     pending: Option<Timestamp>,
 }
@@ -141,7 +143,7 @@ impl Wakeups {
     pub fn lost(&mut self) {
         for t in self.tasks.values_mut() {
             self.dropped_by_lost += u64::from(t.pending.take().is_some());
-            t.running = false;
+            t.on_cpu = None;
         }
         for c in &mut self.cpus {
             self.dropped_by_lost += u64::from(c.in_place.take().is_some());
@@ -172,7 +174,7 @@ impl Wakeups {
                 pid,
                 last_irq: ev.ts,
             });
-        } else if t.running || on_top_of_it {
+        } else if t.on_cpu.is_some() || on_top_of_it {
             return;
         }
         t.pending = Some(ev.ts);
@@ -222,13 +224,16 @@ impl Wakeups {
             next_prio,
         });
         if prev != 0 {
-            self.tasks.entry(prev).or_default().running = false;
+            let t = self.tasks.entry(prev).or_default();
+            if t.on_cpu == Some(cpu) {
+                t.on_cpu = None;
+            }
         }
         if next == 0 {
             return;
         }
         let t = self.tasks.entry(next).or_default();
-        t.running = true;
+        t.on_cpu = Some(cpu);
         if let Some(start) = t.pending.take() {
             // Switched in before it was woken: CPU clocks out of step or a damaged trace; there
             // is no latency to measure.

@@ -247,9 +247,13 @@ impl Judge<'_> {
         }
         let flagged_off = pid != 0 && s.last_flags_known && s.last_irqs_off;
         match part {
-            Part::Events if flagged_off => (Cause::IrqsOff, task, Note::IrqsOffFlag),
+            Part::Events if flagged_off && !s.irqs_on_seen => {
+                (Cause::IrqsOff, task, Note::IrqsOffFlag)
+            }
             Part::Events => (Cause::Unknown, None, Note::EventsWhileOverdue),
-            Part::Silent if flagged_off => (Cause::IrqsOff, task, Note::IrqsOffFlag),
+            Part::Silent if flagged_off && !s.ended_irqs_on => {
+                (Cause::IrqsOff, task, Note::IrqsOffFlag)
+            }
             Part::Silent
                 if self.win.proven && tl.irqs_traced && (pid == 0 || s.last_flags_known) =>
             {

@@ -66,10 +66,17 @@ pub struct Stretch {
     pub activity: Activity,
     /// The last event recorded inside the stretch (its start when there was none).
     pub last_event: Timestamp,
-    /// That last event, if in task context, had interrupts disabled.
+    /// The last event in task context showed interrupts disabled by the code it traced. A
+    /// scheduler event's `d` does not count: the scheduler always holds its lock with
+    /// interrupts off, whatever the task does around it.
     pub last_irqs_off: bool,
     /// The trace printed the flags of that last event (`last_irqs_off` means something).
     pub last_flags_known: bool,
+    /// Some event inside, in task context, showed interrupts on.
+    pub irqs_on_seen: bool,
+    /// The event that ended the stretch was in task context with interrupts on: whatever held
+    /// them off before had let go by then.
+    pub ended_irqs_on: bool,
     /// Some event inside had a reschedule request pending (`N`).
     pub need_resched: bool,
     /// A `preemptirq:irq_disable` without its `irq_enable` yet: where interrupts went off.
@@ -87,6 +94,8 @@ impl Stretch {
             last_event: ts,
             last_irqs_off: false,
             last_flags_known: false,
+            irqs_on_seen: false,
+            ended_irqs_on: false,
             need_resched: false,
             irqs_off_at: None,
             preempt_off_at: None,
@@ -127,6 +136,10 @@ pub struct CpuTimeline {
     /// An interrupt entry was traced on this CPU: the trace shows its interrupts, so their
     /// absence means something.
     pub irqs_traced: bool,
+    /// The event being fed is in task context with interrupts on (it ends a stretch so).
+    event_irqs_on: bool,
+    /// The event being fed is a scheduler event (its `d` flag is the scheduler's own).
+    event_sched: bool,
 }
 
 impl CpuTimeline {
@@ -141,6 +154,8 @@ impl CpuTimeline {
             preempt_off_at: None,
             resched: false,
             irqs_traced: false,
+            event_irqs_on: false,
+            event_sched: false,
         }
     }
 
@@ -153,10 +168,12 @@ impl CpuTimeline {
         prio_of: impl Fn(i32) -> Option<i32>,
     ) -> Option<i32> {
         let ts = ev.ts;
+        let in_irq = ev.flags.hardirq || ev.flags.softirq || ev.flags.nmi;
+        self.event_irqs_on = ev.flags.known && !in_irq && !ev.flags.irqs_off;
+        self.event_sched = ev.name.starts_with("sched_");
         if ts.saturating_sub(self.current.last_event) >= SILENCE_NS {
             self.push_current(ts, self.current.activity);
         }
-        let in_irq = ev.flags.hardirq || ev.flags.softirq || ev.flags.nmi;
         let task_context = if ev.flags.known {
             !in_irq
         } else {
@@ -331,8 +348,9 @@ impl CpuTimeline {
         s.end = s.end.max(ts);
         s.last_event = ts;
         if task_context {
-            s.last_irqs_off = flags.irqs_off;
+            s.last_irqs_off = flags.irqs_off && !self.event_sched;
             s.last_flags_known = flags.known;
+            s.irqs_on_seen |= flags.known && !flags.irqs_off;
         }
         self.resched |= flags.resched_pending();
         s.need_resched |= self.resched;
@@ -365,6 +383,7 @@ impl CpuTimeline {
         next.need_resched = self.resched;
         let mut done = std::mem::replace(&mut self.current, next);
         done.end = ts;
+        done.ended_irqs_on = self.event_irqs_on;
         if done.end > done.start {
             self.history.push_back(done);
         }

@@ -45,7 +45,8 @@ pub struct LatencyOptions {
 #[derive(Debug, Default)]
 struct Task {
     prio: Option<i32>,
-    running_since: Option<Timestamp>,
+    /// The CPU it was switched in on, and when.
+    running_since: Option<(u32, Timestamp)>,
     runtime_ns: u64,
     switches: u64,
     lat: LatencyHistogram,
@@ -108,7 +109,8 @@ impl Latency {
         let selected = self.cpu_selected(cpu);
         if prev != 0 {
             let t = self.tasks.entry(prev).or_default();
-            if let Some(since) = t.running_since.take() {
+            // A switch away from it on a CPU it has since left does not end its run.
+            if let Some((_, since)) = t.running_since.take_if(|(c, _)| *c == cpu) {
                 if selected {
                     // Saturating: a damaged trace's absurd timestamps must not wrap the sum.
                     t.runtime_ns = t.runtime_ns.saturating_add(ts.saturating_sub(since));
@@ -122,7 +124,7 @@ impl Latency {
         if next_prio.is_some() {
             t.prio = next_prio;
         }
-        t.running_since = Some(ts);
+        t.running_since = Some((cpu, ts));
         if selected {
             t.switches += 1;
         }
