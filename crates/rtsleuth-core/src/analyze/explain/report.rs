@@ -114,6 +114,9 @@ impl Explain {
     }
 
     fn targets_block(&self, pids: &[i32]) -> Block {
+        if pids.len() > TARGETS_LISTED {
+            return self.targets_summary(pids);
+        }
         let mut pairs: Vec<(String, String)> = pids
             .iter()
             .map(|p| {
@@ -130,6 +133,33 @@ impl Explain {
             .collect();
         if pids.is_empty() {
             pairs.push(("targets".into(), "none".into()));
+        }
+        Block::Pairs("Targets".into(), pairs)
+    }
+
+    /// Many targets (`--all`): how many tasks and wake-ups, and the tasks with the worst ones.
+    fn targets_summary(&self, pids: &[i32]) -> Block {
+        let wakeups: u64 = pids.iter().map(|p| self.victims[p].wakeups).sum();
+        let worst_of = |p: &i32| self.victims[p].worst.first().map_or(0, Finding::latency_ns);
+        let mut by_worst: Vec<i32> = pids.to_vec();
+        by_worst.sort_by_key(|p| std::cmp::Reverse(worst_of(p)));
+        let mut pairs = vec![(
+            "targets".to_string(),
+            format!("{} tasks, {wakeups} wake-ups explained", pids.len()),
+        )];
+        if let Some(t) = self.opts.threshold_us {
+            let spikes: u64 = pids.iter().map(|p| self.victims[p].spikes).sum();
+            pairs.push(("spikes".into(), format!("{spikes} at or above {} us", fmt_us(t))));
+        }
+        for p in by_worst.iter().take(TARGETS_WORST) {
+            pairs.push((
+                self.task_name(*p),
+                format!(
+                    "worst {} us of {} wake-ups",
+                    fmt_us(round3(ns_to_us(worst_of(p)))),
+                    self.victims[p].wakeups
+                ),
+            ));
         }
         Block::Pairs("Targets".into(), pairs)
     }
@@ -440,6 +470,11 @@ impl Explain {
         t
     }
 }
+
+/// Up to this many targets are listed one per line; more are summed up.
+const TARGETS_LISTED: usize = 8;
+/// How many of the worst tasks a summary names.
+const TARGETS_WORST: usize = 5;
 
 fn milestone(ts: Timestamp, what: &str) -> String {
     format!("   {:>17}  {what}", fmt_ts_ns(ts))
