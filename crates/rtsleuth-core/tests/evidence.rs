@@ -146,23 +146,25 @@ fn options(all: bool) -> ExplainOptions {
     }
 }
 
+/// The output of a latency tracer (irqsoff, wakeup_rt, ...): one section, not an event trace.
+/// The nop tracer printed in the latency format is an event trace and is checked.
 fn is_latency_tracer(info: &TraceInfo) -> bool {
-    info.header.latency_line.is_some()
-        || info.header.tracer.as_deref().is_some_and(|t| {
-            matches!(
-                t,
-                "irqsoff"
-                    | "preemptoff"
-                    | "preemptirqsoff"
-                    | "wakeup"
-                    | "wakeup_rt"
-                    | "wakeup_dl"
-                    | "function_graph"
-                    | "hwlat"
-                    | "timerlat"
-                    | "osnoise"
-            )
-        })
+    match info.header.tracer.as_deref() {
+        Some(t) => matches!(
+            t,
+            "irqsoff"
+                | "preemptoff"
+                | "preemptirqsoff"
+                | "wakeup"
+                | "wakeup_rt"
+                | "wakeup_dl"
+                | "function_graph"
+                | "hwlat"
+                | "timerlat"
+                | "osnoise"
+        ),
+        None => info.header.latency_line.is_some(),
+    }
 }
 
 /// What checking one trace found.
