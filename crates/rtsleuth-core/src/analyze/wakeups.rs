@@ -106,6 +106,8 @@ pub struct Wakeups {
     pub untraced_switches: u64,
     /// Wake-ups in flight discarded by lost events.
     pub dropped_by_lost: u64,
+    /// Wake-ups whose task was already running where a CPU's history begins.
+    pub dropped_unseen: u64,
 }
 
 impl Wakeups {
@@ -121,8 +123,14 @@ impl Wakeups {
                 self.untraced_switches += 1;
                 self.switch(ev.ts, ev.cpu, prev, ev.pid, None, out);
             }
-            // The first event of a CPU only says who was already running there.
-            None => self.cpus[cpu].current = Some(ev.pid),
+            // The first event of a CPU only says who was already running there: a wake-up of
+            // that task still in flight ended at some untraced moment before, and is dropped.
+            None => {
+                self.cpus[cpu].current = Some(ev.pid);
+                if let Some(t) = self.tasks.get_mut(&ev.pid) {
+                    self.dropped_unseen += u64::from(t.pending.take().is_some());
+                }
+            }
         }
         match ev.kind {
             EventKind::SchedWaking { pid, .. } => self.woken(ev, pid, true, out),

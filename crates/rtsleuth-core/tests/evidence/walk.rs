@@ -23,6 +23,8 @@
 //!   anywhere from the first interrupt exit on that CPU after the waking (when no exit is
 //!   traced: the last interrupt-context event there) up to that event.
 //! - Lost events (`lost()`) drop every pending wake-up and forget what the lost CPU(s) ran.
+//! - A CPU's first event (of the trace, or after lost events) only says who runs there; a
+//!   wake-up of that task still pending ended unrecorded, and is dropped.
 
 use super::model::{fmt_ts, near, Finding, Stretch, Violation, TOL};
 use super::rules::{irq_culprit, period_due, relation_holds, IrqCulprit, RHYTHM_WAKEUPS};
@@ -705,7 +707,13 @@ impl<'f> Referee<'f> {
         if current != Some(p) {
             self.resolve_awaiting(c, None);
             self.set_current(c, p, ts);
-            if current.is_some() && p != 0 {
+            if current.is_none() && p != 0 {
+                // Already running where this CPU's history begins: its switch-in was never
+                // recorded, so a wake-up of it still pending cannot be measured.
+                if let Some(t) = self.tasks.get_mut(&p) {
+                    t.pending = None;
+                }
+            } else if current.is_some() && p != 0 {
                 if let Some(prio) = self
                     .tasks
                     .get(&p)

@@ -198,6 +198,15 @@ impl Judge<'_> {
             Irq::Callback { hrtimer, .. } if own && self.w.own_timer == Some(hrtimer) => {
                 (Cause::KernelPath, None, Note::WakeCallback)
             }
+            Irq::Callback {
+                function,
+                softirq: Some((vec, action)),
+                ..
+            } => (
+                Cause::Softirq,
+                Some(Culprit::Softirq { vec, action }),
+                Note::SoftirqCallback(function),
+            ),
             Irq::Callback { function, .. } => (
                 Cause::Hardirq,
                 Some(Culprit::Callback(function)),
@@ -241,8 +250,12 @@ impl Judge<'_> {
         if to - from < MIN_CAUSE_NS {
             return (Cause::KernelPath, None, Note::InterruptDelivery);
         }
-        let task = (pid != 0).then_some(Culprit::Task(pid));
+        let task = Some(Culprit::Task(pid));
         if let Some(caller) = s.irqs_off_at {
+            if self.names.get(caller).starts_with("irqentry_enter") {
+                // Interrupts went off because the interrupt arrived: this is its entry.
+                return (Cause::KernelPath, None, Note::InterruptDelivery);
+            }
             return (Cause::IrqsOff, task, Note::IrqsOffCaller(caller));
         }
         let flagged_off = pid != 0 && s.last_flags_known && s.last_irqs_off;

@@ -52,6 +52,8 @@ pub enum Note {
     IdleExit,
     /// An interrupt or softirq other than the wake-up's own ran.
     Interrupt,
+    /// The softirq ran this hrtimer callback.
+    SoftirqCallback(NameId),
     /// The last event before the late interrupt had interrupts disabled.
     IrqsOffFlag,
     /// A `preemptirq:irq_disable` at this caller was still open.

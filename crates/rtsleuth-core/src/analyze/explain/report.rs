@@ -206,6 +206,10 @@ impl Explain {
             Note::Scheduling => format!("reaching the switch on CPU{cpu}"),
             Note::IdleExit => format!("CPU{cpu} leaving idle"),
             Note::Interrupt if c.cause == Cause::Softirq => format!("{who} ran on CPU{cpu}"),
+            Note::SoftirqCallback(function) => format!(
+                "{who} ran the hrtimer callback {} on CPU{cpu}",
+                self.names.get(function)
+            ),
             Note::Interrupt => format!("{who} ran in hard-IRQ context on CPU{cpu}"),
             Note::IrqsOffFlag => format!(
                 "{who} ran with interrupts disabled (last event flagged d), so the timer interrupt came late"

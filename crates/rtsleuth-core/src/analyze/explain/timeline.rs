@@ -37,10 +37,12 @@ pub enum Irq {
         vector: Option<u32>,
         name: NameId,
     },
-    /// An hrtimer callback run from the timer interrupt.
+    /// An hrtimer callback run from the timer interrupt, or from the HRTIMER softirq that
+    /// `softirq` names (PREEMPT_RT runs the callbacks of non-hard timers there).
     Callback {
         hrtimer: u64,
         function: NameId,
+        softirq: Option<(u32, NameId)>,
     },
     Softirq {
         vec: u32,
@@ -203,7 +205,16 @@ impl CpuTimeline {
                 hrtimer, function, ..
             } if !task_context => {
                 let function = names.intern(function);
-                self.enter(ts, Irq::Callback { hrtimer, function }, ev.flags);
+                let softirq = self.stack.iter().rev().find_map(|f| match f.irq {
+                    Irq::Softirq { vec, action } => Some((vec, action)),
+                    _ => None,
+                });
+                let irq = Irq::Callback {
+                    hrtimer,
+                    function,
+                    softirq,
+                };
+                self.enter(ts, irq, ev.flags);
             }
             EventKind::SoftirqEntry { vec, action } => {
                 let action = names.intern(action);
@@ -504,7 +515,8 @@ mod tests {
                     Activity::Irq {
                         irq: Irq::Callback {
                             hrtimer: 0x6252f71a,
-                            function: timer
+                            function: timer,
+                            softirq: None
                         },
                         seq: 1
                     }

@@ -116,6 +116,12 @@ impl Latency {
                 self.wakeups.untraced_switches
             ));
         }
+        if self.wakeups.dropped_unseen > 0 {
+            warnings.push(format!(
+                "{} wake-ups were not measured: their task was already running where a CPU's trace begins",
+                self.wakeups.dropped_unseen
+            ));
+        }
         if self.wakeups.dropped_by_lost > 0 {
             warnings.push(format!(
                 "{} pending wake-ups were dropped at [LOST] markers",
