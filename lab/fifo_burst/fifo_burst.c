@@ -41,6 +41,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/rt_task.h"
+
 #define NSEC_PER_SEC 1000000000LL
 #define MAX_BURST_US 100000LL /* hard cap: never spin longer than 100 ms */
 
@@ -100,25 +102,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	/* 1. pin to the requested CPU */
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set)) {
-		perror("sched_setaffinity");
+	/* 1-3. pinned, memory locked, SCHED_FIFO */
+	if (rt_task_enter(cpu, prio))
 		return 1;
-	}
-
-	/* 2. avoid page faults during bursts (best effort) */
-	if (mlockall(MCL_CURRENT | MCL_FUTURE))
-		perror("mlockall (continuing)");
-
-	/* 3. become SCHED_FIFO */
-	struct sched_param sp = { .sched_priority = (int)prio };
-	if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
-		perror("sched_setscheduler");
-		return 1;
-	}
 
 	/* the marker tells the trace reader where the injected cause starts */
 	int marker = open("/sys/kernel/tracing/trace_marker", O_WRONLY);

@@ -42,6 +42,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/rt_task.h"
+
 #define NSEC_PER_SEC 1000000000LL
 
 static int64_t ts_ns(const struct timespec *t)
@@ -123,25 +125,9 @@ int main(int argc, char **argv)
 		seed = (unsigned long long)now_ns() ^ ((unsigned long long)getpid() << 32);
 	rng_state = seed ? seed : 1;
 
-	/* 1. pin to the requested CPU */
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set)) {
-		perror("sched_setaffinity");
+	/* 1-3. pinned, memory locked, SCHED_FIFO */
+	if (rt_task_enter(cpu, prio))
 		return 1;
-	}
-
-	/* 2. no page faults in the measured loop (best effort) */
-	if (mlockall(MCL_CURRENT | MCL_FUTURE))
-		perror("mlockall (continuing)");
-
-	/* 3. become SCHED_FIFO */
-	struct sched_param sp = { .sched_priority = (int)prio };
-	if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
-		perror("sched_setscheduler");
-		return 1;
-	}
 
 	const int64_t period_ns = period_us * 1000LL;
 	const int64_t min_sleep_ns = min_sleep_ms * 1000000LL;

@@ -350,8 +350,14 @@ fn check_worst_wakeup(name: &str, f: &Value, w: &Value, trace: &Path) {
         ..Default::default()
     });
     let info = read::read(Input::open(trace.to_str().unwrap()).unwrap(), &mut lat).unwrap();
-    let max = lat.document(&info).json["tasks"][0]["max_us"].as_f64().unwrap();
-    assert_eq!(max, w["latency_us"].as_f64().unwrap(), "{name}: latency's max");
+    let max = lat.document(&info).json["tasks"][0]["max_us"]
+        .as_f64()
+        .unwrap();
+    assert_eq!(
+        max,
+        w["latency_us"].as_f64().unwrap(),
+        "{name}: latency's max"
+    );
     let explained = f["latency_us"].as_f64().unwrap();
     assert!(
         (explained - max).abs() <= 5.0,

@@ -38,6 +38,16 @@ pub enum RunAt {
     Resumed,
 }
 
+impl RunAt {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunAt::Switch => "switch",
+            RunAt::Inferred => "inferred",
+            RunAt::Resumed => "resumed",
+        }
+    }
+}
+
 /// One wake-up, from its start to the moment the task ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Wake {
@@ -64,7 +74,9 @@ pub enum Step {
         next_prio: Option<i32>,
     },
     /// A wake-up of `pid` starts with this event.
-    Start { pid: i32 },
+    Start {
+        pid: i32,
+    },
     End(Wake),
     /// The first `sched_waking`: every wake-up started at `sched_wakeup` is discarded, and what
     /// was measured so far followed the other definition.

@@ -138,7 +138,8 @@ impl Judge<'_> {
         phase: Phase,
         out: &mut Vec<Component>,
     ) {
-        let piece = |cause, span, culprit, note| Component::new(cause, phase, cpu, span, culprit, note);
+        let piece =
+            |cause, span, culprit, note| Component::new(cause, phase, cpu, span, culprit, note);
         let Some(Some(tl)) = cpus.get(cpu as usize) else {
             out.push(piece(Cause::Unknown, (from, to), None, Note::NoHistory));
             return;
@@ -146,7 +147,12 @@ impl Judge<'_> {
         let mut cursor = from;
         if tl.earliest() > from {
             let end = tl.earliest().min(to);
-            out.push(piece(Cause::Unknown, (from, end), None, Note::OutsideWindow));
+            out.push(piece(
+                Cause::Unknown,
+                (from, end),
+                None,
+                Note::OutsideWindow,
+            ));
             cursor = end;
         }
         for s in tl.between(cursor, to) {
@@ -162,7 +168,10 @@ impl Judge<'_> {
                 continue;
             }
             let quiet = s.last_event.clamp(span.0, span.1);
-            for (part, sub) in [(Part::Events, (span.0, quiet)), (Part::Silent, (quiet, span.1))] {
+            for (part, sub) in [
+                (Part::Events, (span.0, quiet)),
+                (Part::Silent, (quiet, span.1)),
+            ] {
                 for sub in self.slack_split(phase, sub) {
                     if sub.1 > sub.0 {
                         let (cause, culprit, note) = match phase {
@@ -180,7 +189,11 @@ impl Judge<'_> {
     }
 
     /// `span` cut at the timer's hard expiry, before the wake-up.
-    fn slack_split(&self, phase: Phase, (a, b): (Timestamp, Timestamp)) -> [(Timestamp, Timestamp); 2] {
+    fn slack_split(
+        &self,
+        phase: Phase,
+        (a, b): (Timestamp, Timestamp),
+    ) -> [(Timestamp, Timestamp); 2] {
         match self.w.slack_until {
             Some(hard) if phase == Phase::BeforeWakeup && a < hard && hard < b => {
                 [(a, hard), (hard, b)]

@@ -2,6 +2,7 @@
 
 use super::cause::{Cause, Phase, Source};
 use crate::analyze::names::NameId;
+use crate::analyze::wakeups::RunAt as WakeEnd;
 use crate::event::Timestamp;
 
 /// Who or what a component blames. Names stay ids until a report renders them.
@@ -175,39 +176,20 @@ pub fn merge(pieces: Vec<Component>) -> Vec<Component> {
 }
 
 /// Where a finding's wait ends in the trace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunAt {
-    /// The switch to the task.
-    #[default]
-    Switch,
-    /// Its first event on a CPU the trace never switched it to.
-    Inferred,
-    /// Its return to task context on a CPU it never left (see
-    /// [`crate::analyze::wakeups`]).
-    Resumed,
+    /// Where the wake-up ended ([`crate::analyze::wakeups`]).
+    Wake(WakeEnd),
     /// cyclictest's mark: its figure also held time after the switch (see
-    /// `Explain::extend_to_mark`).
+    /// `Explain::threshold_mark`).
     Mark,
 }
 
 impl RunAt {
     pub fn as_str(self) -> &'static str {
         match self {
-            RunAt::Switch => "switch",
-            RunAt::Inferred => "inferred",
-            RunAt::Resumed => "resumed",
+            RunAt::Wake(end) => end.as_str(),
             RunAt::Mark => "mark",
-        }
-    }
-}
-
-impl From<crate::analyze::wakeups::RunAt> for RunAt {
-    fn from(r: crate::analyze::wakeups::RunAt) -> RunAt {
-        use crate::analyze::wakeups::RunAt as W;
-        match r {
-            W::Switch => RunAt::Switch,
-            W::Inferred => RunAt::Inferred,
-            W::Resumed => RunAt::Resumed,
         }
     }
 }
@@ -322,7 +304,8 @@ mod tests {
             piece(Cause::BlackHole, (250, 300), None),
             piece(Cause::HigherPriority, (300, 310), t),
         ]);
-        let spans: Vec<(Cause, u64, u64)> = joined.iter().map(|c| (c.cause, c.start, c.end)).collect();
+        let spans: Vec<(Cause, u64, u64)> =
+            joined.iter().map(|c| (c.cause, c.start, c.end)).collect();
         assert_eq!(
             spans,
             [
@@ -346,7 +329,7 @@ mod tests {
             waker_cpu: 0,
             wake_irq_entry: None,
             run: 100,
-            run_at: RunAt::Switch,
+            run_at: RunAt::Wake(WakeEnd::Switch),
             wake_end: 100,
             evidence: None,
             ran_past_due: None,

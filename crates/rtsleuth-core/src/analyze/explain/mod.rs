@@ -42,7 +42,7 @@ pub use cause::{Cause, Phase, Source};
 pub use clock::HrtimerClock;
 
 use crate::analyze::names::Names;
-use crate::analyze::wakeups::{Step, Wake, Wakeups};
+use crate::analyze::wakeups::{RunAt as WakeEnd, Step, Wake, Wakeups};
 use crate::event::{Event, EventKind, Timestamp};
 use crate::read::{Decode, EventSink};
 use decompose::{decompose, WakeUp, Window};
@@ -228,8 +228,11 @@ impl Explain {
         if let Some(prio) = w.prio {
             p.wake.prio = prio;
         }
-        let finding = self.explain(&p, p.due, w.cpu, w.run, w.run_at.into(), w.run);
-        let v = self.victims.get_mut(&w.pid).expect("victim looked up above");
+        let finding = self.explain(&p, p.due, w.cpu, w.run, RunAt::Wake(w.run_at), w.run);
+        let v = self
+            .victims
+            .get_mut(&w.pid)
+            .expect("victim looked up above");
         v.wakeups += 1;
         v.last = Some(Explained {
             pending: p,
@@ -256,7 +259,7 @@ impl Explain {
             from: expected.unwrap_or(wake.wakeup),
             run,
             proven: matches!(source, Source::Timer | Source::Tracemark),
-            run_traced: run_at != RunAt::Inferred,
+            run_traced: run_at != RunAt::Wake(WakeEnd::Inferred),
         };
         let timeline = join_neighbours(decompose(&self.cpus, &self.names, wake, window));
         Finding {
@@ -356,9 +359,8 @@ impl EventSink for Explain {
     fn event(&mut self, ev: &Event<'_>) {
         self.tasks.observe(ev);
         let prios = &self.prios;
-        timeline(&mut self.cpus, ev.cpu, ev.ts).on_event(ev, &mut self.names, |pid| {
-            prios.get(&pid).copied()
-        });
+        timeline(&mut self.cpus, ev.cpu, ev.ts)
+            .on_event(ev, &mut self.names, |pid| prios.get(&pid).copied());
         for (pid, prio) in ev.kind.task_prios().into_iter().flatten() {
             self.prios.insert(pid, prio);
         }

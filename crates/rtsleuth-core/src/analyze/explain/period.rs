@@ -90,7 +90,11 @@ mod tests {
         let mut r = Rhythm::default();
         let mut dues = Vec::new();
         for n in 0..30u64 {
-            let late = if n == 15 { 300_000 } else { 5_000 + u64::from(n % 4 == 1) * 1_000 };
+            let late = if n == 15 {
+                300_000
+            } else {
+                5_000 + u64::from(n % 4 == 1) * 1_000
+            };
             dues.push(r.wake(T0 + n * P + late).map(|d| d.due));
         }
         // Nine wake-ups make eight intervals.

@@ -5,6 +5,7 @@ use super::finding::{Component, Culprit, Evidence, Finding, Note, RunAt};
 use super::period::INTERVALS;
 use super::victim::{aggregate_into, Aggregate, Spikes};
 use super::Explain;
+use crate::analyze::wakeups::RunAt as WakeEnd;
 use crate::event::{ns_to_us, ts_to_secs, Timestamp};
 use crate::read::TraceInfo;
 use crate::report::{fmt_ts, fmt_us, trace_json, Align, Block, Document, Table};
@@ -149,7 +150,10 @@ impl Explain {
         )];
         if let Some(t) = self.opts.threshold_us {
             let spikes: u64 = pids.iter().map(|p| self.victims[p].spikes).sum();
-            pairs.push(("spikes".into(), format!("{spikes} at or above {} us", fmt_us(t))));
+            pairs.push((
+                "spikes".into(),
+                format!("{spikes} at or above {} us", fmt_us(t)),
+            ));
         }
         for p in by_worst.iter().take(TARGETS_WORST) {
             pairs.push((
@@ -405,12 +409,12 @@ impl Explain {
             milestone(
                 f.run,
                 &match f.run_at {
-                    RunAt::Switch => format!("switched in on CPU{}", f.cpu),
-                    RunAt::Inferred => format!(
+                    RunAt::Wake(WakeEnd::Switch) => format!("switched in on CPU{}", f.cpu),
+                    RunAt::Wake(WakeEnd::Inferred) => format!(
                         "its first event on CPU{} (the switch to it was not traced)",
                         f.cpu
                     ),
-                    RunAt::Resumed => {
+                    RunAt::Wake(WakeEnd::Resumed) => {
                         format!(
                             "back in task context on CPU{} (woken before it slept)",
                             f.cpu

@@ -162,13 +162,13 @@ impl CpuTimeline {
     }
 
     /// Feeds one event of this CPU. `prio_of` gives a task's last known priority for
-    /// switch-ins the trace did not record. Returns the pid switched in by this event, if any.
+    /// switch-ins the trace did not record.
     pub fn on_event(
         &mut self,
         ev: &Event<'_>,
         names: &mut Names,
         prio_of: impl Fn(i32) -> Option<i32>,
-    ) -> Option<i32> {
+    ) {
         let ts = ev.ts;
         let in_irq = ev.flags.hardirq || ev.flags.softirq || ev.flags.nmi;
         self.event_irqs_on = ev.flags.known && !in_irq && !ev.flags.irqs_off;
@@ -187,7 +187,7 @@ impl CpuTimeline {
             self.stack.clear();
             self.refresh(ts);
         }
-        let switched_in = self.current_task(ev, prio_of);
+        self.current_task(ev, prio_of);
         match ev.kind {
             EventKind::IrqHandlerEntry { irq, name } => {
                 let name = names.intern(name);
@@ -255,7 +255,6 @@ impl CpuTimeline {
                     prio: Some(next_prio),
                 };
                 self.refresh(ts);
-                return Some(next_pid);
             }
             EventKind::IrqDisable { caller, .. }
             | EventKind::IrqEnable { caller, .. }
@@ -276,29 +275,20 @@ impl CpuTimeline {
             }
             _ => self.note(ts, ev.flags, task_context),
         }
-        switched_in
     }
 
     /// Every event names the CPU's current task (in interrupt context, the interrupted one).
     /// A task other than the one the trace switched in was switched in without a traced
     /// `sched_switch`, at the latest now.
-    fn current_task(
-        &mut self,
-        ev: &Event<'_>,
-        prio_of: impl Fn(i32) -> Option<i32>,
-    ) -> Option<i32> {
-        let known = match self.task {
-            Activity::Task { pid, .. } if pid == ev.pid => return None,
-            Activity::Task { .. } => true,
-            _ => false,
-        };
+    fn current_task(&mut self, ev: &Event<'_>, prio_of: impl Fn(i32) -> Option<i32>) {
+        if matches!(self.task, Activity::Task { pid, .. } if pid == ev.pid) {
+            return;
+        }
         self.task = Activity::Task {
             pid: ev.pid,
             prio: prio_of(ev.pid),
         };
         self.refresh(ev.ts);
-        // The first event of a CPU only says who was already running there.
-        known.then_some(ev.pid)
     }
 
     /// A task switched in without a traced `sched_switch` may have had no known priority; its
@@ -455,14 +445,13 @@ mod tests {
     use super::*;
     use crate::read::ftrace_text::{parse_line, Line, LineContext};
 
-    fn feed(tl: &mut CpuTimeline, names: &mut Names, lines: &str) -> Vec<Option<i32>> {
-        lines
-            .lines()
-            .map(|l| match parse_line(l, &LineContext::default()) {
+    fn feed(tl: &mut CpuTimeline, names: &mut Names, lines: &str) {
+        for l in lines.lines() {
+            match parse_line(l, &LineContext::default()) {
                 Line::Event(ev, _) => tl.on_event(&ev, names, |_| Some(120)),
                 other => panic!("not an event: {l} -> {other:?}"),
-            })
-            .collect()
+            }
+        }
     }
 
     /// The stretches of a timer interrupt that wakes a task while another one runs.
@@ -470,7 +459,7 @@ mod tests {
     fn cuts_time_by_what_runs() {
         let mut names = Names::default();
         let mut tl = CpuTimeline::new(0);
-        let switched = feed(
+        feed(
             &mut tl,
             &mut names,
             "      fifo_burst-17318   [000] d..2.   653.572043: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=fifo_burst next_pid=17318 next_prio=9
@@ -481,10 +470,6 @@ mod tests {
       fifo_burst-17318   [000] d.h..   653.572060: local_timer_exit: vector=236
       fifo_burst-17318   [000] ...1.   653.572071: tracing_mark_write: fifo_burst start 300
       fifo_burst-17318   [000] d..2.   653.572381: sched_switch: prev_comm=fifo_burst prev_pid=17318 prev_prio=9 prev_state=S ==> next_comm=cyclictest next_pid=17321 next_prio=19",
-        );
-        assert_eq!(
-            switched,
-            [Some(17318), None, None, None, None, None, None, Some(17321)]
         );
         let s: Vec<(u64, u64, Activity)> = tl
             .between(653_572_000_000, 653_572_400_000)

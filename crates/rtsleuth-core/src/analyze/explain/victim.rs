@@ -137,7 +137,7 @@ mod tests {
             waker_cpu: 0,
             wake_irq_entry: None,
             run: 1000 + lat,
-            run_at: RunAt::Switch,
+            run_at: RunAt::Wake(crate::analyze::wakeups::RunAt::Switch),
             wake_end: 1000 + lat,
             components: timeline.clone(),
             timeline,

@@ -135,11 +135,7 @@ impl Latency {
             return;
         }
         let lat = w.run - w.start;
-        self.tasks
-            .entry(w.pid)
-            .or_default()
-            .lat
-            .record(lat, w.run);
+        self.tasks.entry(w.pid).or_default().lat.record(lat, w.run);
         self.per_cpu
             .entry(w.cpu)
             .or_default()
