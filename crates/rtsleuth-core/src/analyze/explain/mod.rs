@@ -45,7 +45,7 @@ use crate::analyze::names::Names;
 use crate::analyze::wakeups::{RunAt as WakeEnd, Step, Wake, Wakeups};
 use crate::event::{Event, EventKind, Timestamp};
 use crate::read::{Decode, EventSink};
-use decompose::{decompose, WakeUp, Window};
+use decompose::{decompose, WakeUp, Window, MIN_CAUSE_NS};
 use finding::{join_neighbours, merge, Evidence, Finding, RunAt};
 use rustc_hash::FxHashMap as HashMap;
 use timeline::CpuTimeline;
@@ -262,6 +262,11 @@ impl Explain {
             run_traced: run_at != RunAt::Wake(WakeEnd::Inferred),
         };
         let timeline = join_neighbours(decompose(&self.cpus, &self.names, wake, window));
+        if source == Source::Period && unexplained_before_wakeup(&timeline) {
+            // An estimated due time is worth stating only where the trace shows what delayed
+            // the wake-up; otherwise the lateness would be a guess about a guess.
+            return self.explain(p, None, cpu, run, run_at, wake_end);
+        }
         Finding {
             pid: wake.pid,
             prio: self.prios.get(&wake.pid).copied().unwrap_or(wake.prio),
@@ -334,6 +339,13 @@ impl Explain {
             v.last_ran = Some(ev.ts);
         }
     }
+}
+
+/// Time before the wake-up that the trace cannot account for (beyond the ordinary delivery).
+fn unexplained_before_wakeup(timeline: &[finding::Component]) -> bool {
+    timeline.iter().any(|c| {
+        c.phase == Phase::BeforeWakeup && c.cause == Cause::Unknown && c.ns >= MIN_CAUSE_NS
+    })
 }
 
 /// How far cyclictest's mark may exceed a timer-timed latency before the time after the switch

@@ -12,7 +12,9 @@
 //!
 //! A late wake-up breaks the rhythm for the next ones (its interval is off by its lateness), so
 //! they are not claimed late on the strength of an estimate: no cascade. What is claimed is
-//! an estimate; the source says so (`period`).
+//! an estimate; the source says so (`period`). And it is claimed only where the trace shows
+//! what delayed the wake-up: a wake-up whose time before it would be `unknown` is explained
+//! from the wake-up instead.
 
 use crate::event::Timestamp;
 use std::collections::VecDeque;
