@@ -123,6 +123,15 @@ pub struct Wakeups {
 }
 
 impl Wakeups {
+    /// The event wake-ups start at: `sched_waking` once the trace has shown one.
+    pub fn start_event(&self) -> &'static str {
+        if self.waking_seen {
+            "sched_waking"
+        } else {
+            "sched_wakeup"
+        }
+    }
+
     pub fn event(&mut self, ev: &Event<'_>, out: &mut Vec<Step>) {
         let cpu = ev.cpu as usize;
         if cpu >= self.cpus.len() {
@@ -165,8 +174,9 @@ impl Wakeups {
             self.dropped_by_lost += u64::from(t.pending.take().is_some());
             t.on_cpu = None;
         }
+        // An in-place wake-up's start is its task's pending one, counted above.
         for c in &mut self.cpus {
-            self.dropped_by_lost += u64::from(c.in_place.take().is_some());
+            c.in_place = None;
             c.current = None;
         }
     }

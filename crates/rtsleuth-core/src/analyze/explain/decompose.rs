@@ -168,42 +168,25 @@ impl Judge<'_> {
                 continue;
             }
             let quiet = s.last_event.clamp(span.0, span.1);
-            for (part, sub) in [
+            // Before the wake-up, task time up to the timer's hard expiry is its slack.
+            let slack_until = self.w.slack_until.filter(|_| phase == Phase::BeforeWakeup);
+            for (part, (a, b)) in [
                 (Part::Events, (span.0, quiet)),
                 (Part::Silent, (quiet, span.1)),
             ] {
-                for sub in self.slack_split(phase, sub) {
-                    if sub.1 > sub.0 {
-                        let (cause, culprit, note) = match phase {
-                            _ if self.in_slack(phase, sub) => {
-                                (Cause::KernelPath, None, Note::TimerSlack)
-                            }
-                            Phase::BeforeWakeup => self.overdue(tl, &s, sub, part),
-                            Phase::AfterWakeup => self.waiting(&s, part),
-                        };
-                        out.push(piece(cause, sub, culprit, note));
-                    }
+                let cut = slack_until.map_or(a, |hard| hard.clamp(a, b));
+                if cut > a {
+                    out.push(piece(Cause::KernelPath, (a, cut), None, Note::TimerSlack));
+                }
+                if b > cut {
+                    let (cause, culprit, note) = match phase {
+                        Phase::BeforeWakeup => self.overdue(tl, &s, (cut, b), part),
+                        Phase::AfterWakeup => self.waiting(&s, part),
+                    };
+                    out.push(piece(cause, (cut, b), culprit, note));
                 }
             }
         }
-    }
-
-    /// `span` cut at the timer's hard expiry, before the wake-up.
-    fn slack_split(
-        &self,
-        phase: Phase,
-        (a, b): (Timestamp, Timestamp),
-    ) -> [(Timestamp, Timestamp); 2] {
-        match self.w.slack_until {
-            Some(hard) if phase == Phase::BeforeWakeup && a < hard && hard < b => {
-                [(a, hard), (hard, b)]
-            }
-            _ => [(a, b), (b, b)],
-        }
-    }
-
-    fn in_slack(&self, phase: Phase, (_, b): (Timestamp, Timestamp)) -> bool {
-        phase == Phase::BeforeWakeup && self.w.slack_until.is_some_and(|hard| b <= hard)
     }
 
     fn interrupt(&self, irq: Irq, own: bool, phase: Phase) -> (Cause, Option<Culprit>, Note) {

@@ -87,6 +87,17 @@ struct Armed {
     at: Timestamp,
 }
 
+/// The armed timer whose callback woke its task, in the trace clock.
+#[derive(Debug, Clone, Copy)]
+struct OwnTimer {
+    hrtimer: u64,
+    /// Its soft expiry: when the task asked to run.
+    due: Timestamp,
+    /// Its hard expiry, when later than that: the slack in between is the kernel's to use.
+    hard: Option<Timestamp>,
+    evidence: Evidence,
+}
+
 /// The streaming analysis.
 #[derive(Debug)]
 pub struct Explain {
@@ -171,12 +182,16 @@ impl Explain {
                 soft.map(|due| {
                     let due = due.min(entry);
                     let hard = self.clock.to_trace(ev.cpu, a.expires).map(|h| h.min(entry));
-                    let evidence = Evidence::Timer {
-                        armed: a.at,
-                        softexpires: a.softexpires,
-                        fired: entry,
-                    };
-                    (a.hrtimer, due, hard.filter(|&h| h > due), evidence)
+                    OwnTimer {
+                        hrtimer: a.hrtimer,
+                        due,
+                        hard: hard.filter(|&h| h > due),
+                        evidence: Evidence::Timer {
+                            armed: a.at,
+                            softexpires: a.softexpires,
+                            fired: entry,
+                        },
+                    }
                 })
             }
             _ => None,
@@ -188,10 +203,10 @@ impl Explain {
         v.commit(threshold, top);
         let rhythm = v.rhythm.wake(ev.ts);
         let due = match (timer, rhythm) {
-            (Some((_, ts, _, evidence)), _) => Some(Due {
-                ts,
+            (Some(t), _) => Some(Due {
+                ts: t.due,
                 source: Source::Timer,
-                evidence,
+                evidence: t.evidence,
             }),
             (None, Some(r)) => Some(Due {
                 ts: r.due,
@@ -207,8 +222,8 @@ impl Explain {
                 wakeup: ev.ts,
                 waker_cpu: ev.cpu,
                 context,
-                own_timer: timer.map(|t| t.0),
-                slack_until: timer.and_then(|t| t.2),
+                own_timer: timer.map(|t| t.hrtimer),
+                slack_until: timer.and_then(|t| t.hard),
                 queue: vec![(target.unwrap_or(ev.cpu), ev.ts)],
             },
             due,

@@ -24,7 +24,7 @@ pub const LOOKBACK_NS: u64 = 2_000_000_000;
 pub const MAX_STRETCHES: usize = 1 << 19;
 /// The shortest silence that ends a stretch: shorter gaps between events are the ordinary pace
 /// of a busy CPU, and no cause shorter than this is named anyway.
-pub const SILENCE_NS: u64 = 10_000;
+pub const SILENCE_NS: u64 = super::decompose::MIN_CAUSE_NS;
 
 /// One level of interrupt context.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -62,8 +62,6 @@ pub struct Latency {
     wakeups: Wakeups,
     /// The tracker's steps of the current event (kept to reuse its allocation).
     steps: Vec<Step>,
-    /// Set at the first `sched_waking`: from then on only `sched_waking` starts a wake-up.
-    waking_seen: bool,
 }
 
 impl Latency {
@@ -75,7 +73,6 @@ impl Latency {
             names: Default::default(),
             wakeups: Wakeups::default(),
             steps: Vec::new(),
-            waking_seen: false,
         }
     }
 
@@ -86,7 +83,6 @@ impl Latency {
     /// The first `sched_waking` decides the definition for the whole trace: samples measured
     /// from `sched_wakeup` before it belong to the other definition and are discarded.
     fn redefine(&mut self) {
-        self.waking_seen = true;
         self.per_cpu.clear();
         for t in self.tasks.values_mut() {
             t.lat = LatencyHistogram::default();

@@ -132,7 +132,7 @@ impl Latency {
             "schema": "rtsleuth.latency/1",
             "trace": trace_json(info),
             "definition": DEFINITION,
-            "start_event": if self.waking_seen { "sched_waking" } else { "sched_wakeup" },
+            "start_event": self.wakeups.start_event(),
             "tasks": tasks_json,
             "per_cpu": cpus_json,
             "total": hist_json(&overall),
@@ -164,11 +164,7 @@ impl Latency {
         let mut t = Table::new(
             &format!(
                 "Wake-up latency per task (from {})",
-                if self.waking_seen {
-                    "sched_waking"
-                } else {
-                    "sched_wakeup"
-                }
+                self.wakeups.start_event()
             ),
             &[
                 ("Task", Align::Left),
