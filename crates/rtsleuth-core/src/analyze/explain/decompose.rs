@@ -254,7 +254,7 @@ impl Judge<'_> {
             }
             return (Cause::IrqsOff, task, Note::IrqsOffCaller(caller));
         }
-        let flagged_off = pid != 0 && s.last_flags_known && s.last_irqs_off;
+        let flagged_off = pid != 0 && s.last_irqs_off;
         match part {
             Part::Events if flagged_off && !s.irqs_on_seen => {
                 (Cause::IrqsOff, task, Note::IrqsOffFlag)
@@ -263,9 +263,7 @@ impl Judge<'_> {
             Part::Silent if flagged_off && !s.ended_irqs_on => {
                 (Cause::IrqsOff, task, Note::IrqsOffFlag)
             }
-            Part::Silent
-                if self.win.proven && tl.irqs_traced && (pid == 0 || s.last_flags_known) =>
-            {
+            Part::Silent if self.win.proven && tl.irqs_traced && (pid == 0 || tl.flags_known) => {
                 let note = if pid == 0 {
                     Note::IdleLate
                 } else {

@@ -72,8 +72,6 @@ pub struct Stretch {
     /// scheduler event's `d` does not count: the scheduler always holds its lock with
     /// interrupts off, whatever the task does around it.
     pub last_irqs_off: bool,
-    /// The trace printed the flags of that last event (`last_irqs_off` means something).
-    pub last_flags_known: bool,
     /// Some event inside, in task context, showed interrupts on.
     pub irqs_on_seen: bool,
     /// The event that ended the stretch was in task context with interrupts on: whatever held
@@ -95,7 +93,6 @@ impl Stretch {
             activity,
             last_event: ts,
             last_irqs_off: false,
-            last_flags_known: false,
             irqs_on_seen: false,
             ended_irqs_on: false,
             need_resched: false,
@@ -138,6 +135,10 @@ pub struct CpuTimeline {
     /// An interrupt entry was traced on this CPU: the trace shows its interrupts, so their
     /// absence means something.
     pub irqs_traced: bool,
+    /// The trace prints this CPU's context flags, so interrupts on can be told from off. A
+    /// property of the recording, not of one stretch: a task switched in has shown no flags of
+    /// its own yet, and the switch's `d` is the scheduler's.
+    pub flags_known: bool,
     /// The event being fed is in task context with interrupts on (it ends a stretch so).
     event_irqs_on: bool,
     /// The event being fed is a scheduler event (its `d` flag is the scheduler's own).
@@ -156,6 +157,7 @@ impl CpuTimeline {
             preempt_off_at: None,
             resched: false,
             irqs_traced: false,
+            flags_known: false,
             event_irqs_on: false,
             event_sched: false,
         }
@@ -173,6 +175,7 @@ impl CpuTimeline {
         let in_irq = ev.flags.hardirq || ev.flags.softirq || ev.flags.nmi;
         self.event_irqs_on = ev.flags.known && !in_irq && !ev.flags.irqs_off;
         self.event_sched = ev.name.starts_with("sched_");
+        self.flags_known = ev.flags.known;
         if ts.saturating_sub(self.current.last_event) >= SILENCE_NS {
             self.push_current(ts, self.current.activity);
         }
@@ -350,7 +353,6 @@ impl CpuTimeline {
         s.last_event = ts;
         if task_context {
             s.last_irqs_off = flags.irqs_off && !self.event_sched;
-            s.last_flags_known = flags.known;
             s.irqs_on_seen |= flags.known && !flags.irqs_off;
         }
         self.resched |= flags.resched_pending();
@@ -526,7 +528,7 @@ mod tests {
         // Its spin after the marker is silent too, with interrupts on at the marker.
         let spin = tl.between(653_572_100_000, 653_572_101_000).next().unwrap();
         assert_eq!(spin.last_event, 653_572_071_000);
-        assert!(!spin.last_irqs_off && spin.last_flags_known);
+        assert!(!spin.last_irqs_off && tl.flags_known);
     }
 
     #[test]
