@@ -52,9 +52,9 @@ pub fn run(
     let elapsed = started.elapsed();
     let path = session.dir().join("trace");
     let file = std::fs::File::open(&path).map_err(|e| LiveError::file(&path, e))?;
-    let (cpus, read_warnings) = collect(std::io::BufReader::new(file), settings, wall_offset())
+    let (cpus, mut read_warnings) = collect(std::io::BufReader::new(file), settings, wall_offset())
         .map_err(|e| LiveError::file(&path, e))?;
-    session.restore()?;
+    read_warnings.extend(session.restore()?);
     Ok(Detection {
         mode: Mode::Kernel,
         settings: settings.clone(),

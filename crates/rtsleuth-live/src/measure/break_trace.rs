@@ -42,6 +42,8 @@ pub struct SavedBreak {
     pub path: PathBuf,
     pub lost_events: u64,
     pub explanation: Document,
+    /// What restoring tracefs could not undo (the kernel expanding a never-used buffer).
+    pub notes: Vec<String>,
 }
 
 impl BreakTrace {
@@ -70,12 +72,13 @@ impl BreakTrace {
             RawCapture::start(armed.session.dir(), &armed.cpus, spool.path())?.finish()?;
         armed.write(&capture, &path)?;
         let Armed { session, .. } = armed;
-        session.restore()?;
+        let notes = session.restore()?;
         let explanation = explain(&path, event.tid)?;
         Ok(SavedBreak {
             path,
             lost_events: capture.lost_events(),
             explanation,
+            notes,
         })
     }
 }
@@ -117,5 +120,6 @@ impl SavedBreak {
         doc.blocks.extend(self.explanation.blocks.iter().cloned());
         doc.warnings
             .extend(self.explanation.warnings.iter().cloned());
+        doc.warnings.extend(self.notes.iter().cloned());
     }
 }

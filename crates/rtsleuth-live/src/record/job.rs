@@ -60,10 +60,10 @@ pub fn record(opts: &RecordOptions, interrupt: &Interrupt) -> Result<Recording, 
     let Armed {
         session,
         events,
-        notes,
+        mut notes,
         ..
     } = armed;
-    session.restore()?;
+    notes.extend(session.restore()?);
     Ok(Recording {
         out: opts.out.clone(),
         file_bytes,

@@ -7,6 +7,7 @@
 //! instance (`instances/rtsleuth-PID`), which leaves the top-level buffer and its contents alone
 //! entirely; jobs that only exist at the top level (the `hwlat` tracer) ask for it explicitly.
 
+mod buffer_size;
 mod events;
 mod mount;
 mod observe;
@@ -14,9 +15,10 @@ mod saved;
 mod session;
 mod spike_stop;
 
+pub use buffer_size::{is_expansion, BufferSize};
 pub use events::AvailableEvents;
 pub use mount::Tracefs;
 pub(crate) use mount::{pick_mount, MOUNT_POINTS};
-pub use observe::{differences, observe};
+pub use observe::{differences, expansion, observe};
 pub use session::{Buffer, Session};
 pub use spike_stop::SpikeStop;

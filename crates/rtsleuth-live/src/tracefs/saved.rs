@@ -6,6 +6,7 @@
 //! first use, and `set_event` is a list rebuilt one line at a time. Each of those knows its own
 //! way back here, so the session can treat them all alike.
 
+use super::buffer_size::BufferSize;
 use crate::LiveError;
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -79,10 +80,9 @@ fn restorable_value(name: &str, text: &str) -> String {
             _ => text.to_owned(),
         },
         "filter" if text == "none" => "0".to_owned(),
-        // "1408 (expanded: 1408)": the buffer is still at its boot-time stub and N is what it
-        // becomes on first use, which is the closest state a write can give back.
-        "buffer_size_kb" => match text.split_once("(expanded:") {
-            Some((_, expanded)) => expanded.trim_end_matches(')').trim().to_owned(),
+        // A boot stub goes back as the size it expands to, never as the stub itself.
+        "buffer_size_kb" => match BufferSize::parse(text).and_then(BufferSize::restore_value) {
+            Some(kb) => kb.to_string(),
             None => text.to_owned(),
         },
         _ => text.to_owned(),

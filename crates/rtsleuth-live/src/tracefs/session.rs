@@ -1,7 +1,8 @@
 //! A tracefs session: every write saves the old value first; dropping the session restores.
 
+use super::buffer_size::BufferSize;
 use super::saved::{self, Saved};
-use super::{differences, observe, Tracefs};
+use super::{differences, expansion, observe, Tracefs};
 use crate::cpus::CpuList;
 use crate::LiveError;
 use std::collections::BTreeMap;
@@ -106,15 +107,22 @@ impl Session {
         self.set("tracing_cpumask", &cpus.to_hex_mask())
     }
 
-    /// Sets every CPU's buffer to `kb`; each CPU's own size is saved, since they may differ.
+    /// Sets every CPU's buffer to `kb`. When the CPUs' sizes differ each is saved; otherwise the
+    /// buffer-wide size is, which for a never-used top-level buffer is the size it would have
+    /// had on first use, not its boot stub ([`BufferSize`]).
     pub fn set_buffer_kb(&mut self, kb: u64) -> Result<(), LiveError> {
-        let per_cpu = self.dir.join("per_cpu");
-        let entries = std::fs::read_dir(&per_cpu).map_err(|e| LiveError::file(&per_cpu, e))?;
-        for entry in entries {
-            let entry = entry.map_err(|e| LiveError::file(&per_cpu, e))?;
-            self.save(&entry.path().join("buffer_size_kb"))?;
+        let all = self.dir.join("buffer_size_kb");
+        if BufferSize::parse(&saved::read(&all)?) == Some(BufferSize::Mixed) {
+            let per_cpu = self.dir.join("per_cpu");
+            let entries = std::fs::read_dir(&per_cpu).map_err(|e| LiveError::file(&per_cpu, e))?;
+            for entry in entries {
+                let entry = entry.map_err(|e| LiveError::file(&per_cpu, e))?;
+                self.save(&entry.path().join("buffer_size_kb"))?;
+            }
+        } else {
+            self.save(&all)?;
         }
-        saved::write(&self.dir.join("buffer_size_kb"), &kb.to_string())
+        saved::write(&all, &kb.to_string())
     }
 
     /// Turns a trace option (`options/NAME`) on or off.
@@ -157,9 +165,14 @@ impl Session {
             .map_err(|e| LiveError::file(&path, e))
     }
 
-    /// Restores everything now and reports every file that could not be restored.
-    pub fn restore(mut self) -> Result<(), LiveError> {
-        self.restore_all()
+    /// Restores everything now and reports every file that could not be restored. On success,
+    /// returns what the user should know about changes no restore can undo (the kernel
+    /// expanding a never-used buffer).
+    pub fn restore(mut self) -> Result<Vec<String>, LiveError> {
+        self.restore_all()?;
+        Ok(expansion(&self.before, &observe(&self.root))
+            .into_iter()
+            .collect())
     }
 
     fn save_and_write(&mut self, path: PathBuf, value: &str) -> Result<(), LiveError> {
