@@ -114,7 +114,10 @@ struct TaskFilter {
 
 #[derive(Args)]
 struct Common {
-    /// Trace file (ftrace text, optionally .gz/.zst/.xz), or - for standard input.
+    /// Trace file, or - for standard input: ftrace text (tracefs `trace`/`trace_pipe`,
+    /// `trace-cmd report`, Android atrace, latency-format and latency tracers' output, `perf
+    /// script` of tracepoints), trace-cmd trace.dat (v6, v7, compressed), or Perfetto protobuf;
+    /// each also as .gz, .zst or .xz. The format is recognised from the content.
     trace: String,
     /// Print the stable JSON document instead of the text report.
     #[arg(long)]

@@ -689,3 +689,32 @@ fn graph_refusals() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("give a file, not standard input"));
 }
+
+/// Every command that analyses a trace names, in its TRACE help, every input it reads: people
+/// find out from `--help` whether their perf, Perfetto or trace-cmd file is worth trying.
+#[test]
+fn every_analysis_help_lists_every_format_read() {
+    let formats = [
+        "ftrace text",
+        "trace_pipe",
+        "trace-cmd report",
+        "atrace",
+        "latency tracers",
+        "`perf script`",
+        "trace-cmd trace.dat",
+        "Perfetto protobuf",
+        ".gz, .zst or .xz",
+    ];
+    for command in ["stats", "explain", "latency", "wq", "irq"] {
+        let help = ok(&[command, "--help"]);
+        let missing: Vec<&str> = formats
+            .iter()
+            .copied()
+            .filter(|f| !help.contains(f))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "{command} --help lacks {missing:?}:\n{help}"
+        );
+    }
+}
