@@ -395,35 +395,67 @@ fn a_length_past_the_end_is_a_truncation() {
 }
 
 #[test]
-fn garbage_after_a_valid_prefix_is_an_error_at_its_offset() {
+fn garbage_after_a_valid_prefix_is_skipped_with_its_offset() {
     let good = two_packets();
     let mut data = good.clone();
     data.extend(b"\x12garbage that is no packet");
-    match read_bytes(data) {
-        Err(Error::Malformed {
-            offset,
-            reason,
-            format,
-            ..
-        }) => {
-            assert_eq!(offset, good.len() as u64);
-            assert_eq!(format, "Perfetto protobuf");
-            assert!(reason.contains("found key 0x12"), "{reason}");
-        }
-        other => panic!("expected Malformed, got {:?}", other.map(|(_, i)| i.events)),
+    let (_, info) = read_bytes(data.clone()).unwrap();
+    assert_eq!(info.events, 4);
+    let n = good.len();
+    assert_eq!(
+        info.notes,
+        [format!(
+            "the packet framing is damaged in 1 place from byte {n} on: {} bytes were skipped to reach the next packet that decodes (first: expected a TracePacket (key 0x0a), found key 0x12); from byte {n} to the end no packet decodes",
+            data.len() - n
+        )]
+    );
+    // Good packets after the garbage are found again.
+    data.extend(idle_packet(2, &[500]));
+    data.extend(idle_packet(2, &[600]));
+    let (sink, info) = read_bytes(data).unwrap();
+    assert_eq!(info.events, 6);
+    assert_eq!(sink.by_cpu[&2], 2);
+    assert!(
+        info.notes[0].contains(&format!("from byte {n} on: 26 bytes were skipped")),
+        "{:?}",
+        info.notes
+    );
+}
+
+/// A packet whose bundle claims 9 bytes but holds 2.
+fn undecodable_packet() -> Vec<u8> {
+    bytes(1, &[0x0a, 9, 8, 0])
+}
+
+#[test]
+fn a_damaged_packet_is_skipped_and_counted() {
+    let good = idle_packet(0, &[1]);
+    // Last in the file, and between two good packets.
+    for (data, events) in [
+        ([good.clone(), undecodable_packet()].concat(), 1),
+        (
+            [good.clone(), undecodable_packet(), idle_packet(1, &[2])].concat(),
+            2,
+        ),
+    ] {
+        let (_, info) = read_bytes(data).unwrap();
+        assert_eq!(info.events, events);
+        assert_eq!(
+            info.notes,
+            [format!(
+                "1 TracePacket from byte {} on could not be decoded and was skipped (first: TracePacket: failed to decode Protobuf message: TracePacket.data: buffer underflow); the other packets were read",
+                good.len()
+            )]
+        );
     }
 }
 
 #[test]
-fn a_damaged_packet_is_an_error_at_its_offset() {
-    let good = idle_packet(0, &[1]);
-    // A packet whose bundle claims 9 bytes but holds 2.
-    let mut data = good.clone();
-    data.extend(bytes(1, &[0x0a, 9, 8, 0]));
-    match read_bytes(data) {
+fn a_file_where_no_packet_decodes_is_refused() {
+    match read_bytes([undecodable_packet(), undecodable_packet()].concat()) {
         Err(Error::Malformed { offset, reason, .. }) => {
-            assert_eq!(offset, good.len() as u64);
-            assert!(reason.starts_with("TracePacket: "), "{reason}");
+            assert_eq!(offset, 0);
+            assert!(reason.starts_with("no TracePacket decodes"), "{reason}");
         }
         other => panic!("expected Malformed, got {:?}", other.map(|(_, i)| i.events)),
     }

@@ -217,3 +217,51 @@ fn a_panic_in_the_sink_unwinds_instead_of_hanging() {
     });
     assert!(result.is_err());
 }
+
+/// A zstd-compressed copy of trace.dat cut short: the decompressed part is read as a file
+/// cut there (fewer events, the truncation note) and a warning names the damaged stream.
+#[test]
+fn a_cut_compressed_trace_dat_is_read_up_to_the_cut() {
+    let full = &files()[1].1; // v6: its CPUs' pages are in order, the cut loses the last ones
+    let zst = zstd::encode_all(&full[..], 3).unwrap();
+    let (n, info) = read(zst[..zst.len() * 9 / 10].to_vec()).unwrap();
+    assert!(n > 0 && n < 20_009, "{n}");
+    let note = &info.notes[0];
+    assert!(
+        note.starts_with("the zstd stream is damaged at compressed byte ")
+            && note.contains(": read the first ")
+            && note.ends_with(" bytes of the trace.dat; the rest was not read"),
+        "{note}"
+    );
+    assert!(
+        info.warnings().iter().any(|w| w.contains("truncated")),
+        "{:?}",
+        info.warnings()
+    );
+}
+
+/// One zstd chunk of a v7 file damaged: its CPU is read up to the chunk and the other CPUs
+/// whole, with a note naming the CPU and the byte.
+#[test]
+fn a_damaged_compressed_chunk_loses_only_its_cpu_from_there() {
+    let mut b = files()[0].1.clone();
+    let (all, _) = read(b.clone()).unwrap();
+    // A zstd frame in the middle of the file (magic 28 b5 2f fd).
+    let mid = b.len() / 2;
+    let at = mid
+        + b[mid..]
+            .windows(4)
+            .position(|w| w == [0x28, 0xb5, 0x2f, 0xfd])
+            .unwrap();
+    b[at + 20..at + 60].fill(0x5a);
+    let (n, info) = read(b).unwrap();
+    assert!(n < all && n > all / 3, "{n} of {all}");
+    assert!(
+        info.warnings()
+            .iter()
+            .any(|w| w.contains(": CPU ")
+                && w.ends_with("; its records after this chunk were not read")),
+        "{:?}",
+        info.warnings()
+    );
+}

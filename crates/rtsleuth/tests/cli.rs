@@ -210,9 +210,10 @@ fn bad_inputs_fail_with_one_line() {
     std::fs::write(&prose, b"hello\nworld\n").unwrap();
     let elf = dir.path().join("elf");
     std::fs::write(&elf, b"\x7fELF\x02\x01\x01\0\0\0\0\0").unwrap();
+    // Cut before anything decompresses (a stream cut later is read up to the cut).
     let cut = dir.path().join("cut.txt.gz");
     let gz = std::fs::read(repo_root().join(TRACE).with_extension("txt.gz")).unwrap();
-    std::fs::write(&cut, &gz[..gz.len() / 2]).unwrap();
+    std::fs::write(&cut, &gz[..20]).unwrap();
     // A v6 trace.dat cut inside its page header format (which starts at byte 38).
     let cut_dat = dir.path().join("cut.dat");
     let dat = std::fs::read(repo_root().join("tests/fixtures/tracedat/v6.dat")).unwrap();
@@ -266,11 +267,31 @@ fn error_message_does_not_repeat_its_cause() {
     let dir = tempfile::tempdir().unwrap();
     let cut = dir.path().join("cut.txt.zst");
     let zst = std::fs::read(repo_root().join(TRACE).with_extension("txt.zst")).unwrap();
-    std::fs::write(&cut, &zst[..zst.len() / 2]).unwrap();
+    std::fs::write(&cut, &zst[..20]).unwrap();
     let cut = cut.to_str().unwrap();
     let msg = fails(&["stats", cut], cut);
     let cause = msg.rsplit_once("): ").unwrap().1.trim_end();
     assert_eq!(msg.matches(cause).count(), 1, "{msg:?}");
+}
+
+/// A compressed trace cut in half: the lines before the cut are read (the numbers are the
+/// ones `crates/rtsleuth-core/tests/bad_input.rs` checks against the plain text), exit 0, and
+/// the warning says where the stream stopped, in the report and in the JSON.
+#[test]
+fn a_cut_compressed_trace_is_read_up_to_the_cut_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let cut = dir.path().join("cut.txt.gz");
+    let gz = std::fs::read(repo_root().join(TRACE).with_extension("txt.gz")).unwrap();
+    std::fs::write(&cut, &gz[..gz.len() / 2]).unwrap();
+    let cut = cut.to_str().unwrap();
+    let warning = "the gzip stream is damaged at compressed byte 36448 (";
+    let read = "): read the first 520334 bytes of text (4256 lines; the 44 bytes of the line it cut were dropped); the rest was not read";
+    let text = ok(&["stats", cut]);
+    assert!(text.contains(warning) && text.contains(read), "{text}");
+    let json: Value = serde_json::from_str(&ok(&["stats", "--json", cut])).unwrap();
+    assert_eq!(json["events"], 4244);
+    let w = json["warnings"][0].as_str().unwrap();
+    assert!(w.starts_with(warning) && w.ends_with(read), "{w}");
 }
 
 #[test]

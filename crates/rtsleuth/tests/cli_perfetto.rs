@@ -1,6 +1,7 @@
 //! The `rtsleuth` binary on a real Perfetto trace (../shared/fixtures/realworld, see
 //! crates/rtsleuth-core/tests/perfetto.rs for how its contents were checked): `stats`,
-//! `latency` and `explain` read it, and the numbers they show are the trace's.
+//! `latency` and `explain` read it, and the numbers they show are the trace's; with one packet
+//! damaged, the rest is read and the damage is a warning.
 //!
 //! When the shared folder is absent the tests print `skipped: ...` and pass, unless `CI` is
 //! set.
@@ -69,4 +70,33 @@ fn latency_and_explain_run_on_the_trace() {
     for n in ["#1 ", "#2 ", "#3 "] {
         assert!(text.contains(n), "explain shows no finding {n}: {text}");
     }
+}
+
+/// The packet at byte 2 075 947 of the trace: 30 418 bytes (a 4-byte header) holding 625
+/// events, the one `crates/rtsleuth-core/tests/perfetto_damaged.rs` damages (it finds it by
+/// walking the file and prints these numbers).
+const PACKET: usize = 2_075_947;
+const PAYLOAD: std::ops::Range<usize> = PACKET + 4..PACKET + 30_418;
+
+#[test]
+fn stats_reads_a_trace_with_a_damaged_packet_and_warns() {
+    let Some(t) = trace() else { return };
+    let mut bytes = std::fs::read(t).unwrap();
+    bytes[PAYLOAD].fill(0xff);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("damaged.pftrace");
+    std::fs::write(&path, bytes).unwrap();
+    let path = path.to_str().unwrap();
+    let warning = format!(
+        "1 TracePacket from byte {PACKET} on could not be decoded and was skipped (first: TracePacket: failed to decode Protobuf message: invalid varint); the other packets were read"
+    );
+    let text = ok(&["stats", path]);
+    assert!(text.contains(&warning), "{text}");
+    let out = common::run(&["stats", path, "--json"]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr, format!("rtsleuth: warning: {warning}\n"));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["events"], 64287 - 625);
+    assert_eq!(json["warnings"], serde_json::json!([warning]));
 }

@@ -9,7 +9,7 @@
 //! process, so its resident memory stays bounded too. Streams (stdin, decompressed data) are
 //! read into reused buffers.
 
-use super::compression::describe_read_error;
+use super::compression::{describe_read_error, Damaged};
 use crate::error::{Error, Result};
 use memmap2::Mmap;
 use std::fs::File;
@@ -31,6 +31,17 @@ pub struct Chunk {
     pub data: Bytes,
     /// Byte offset of `data[0]` in the (decompressed) stream.
     pub offset: u64,
+    /// Set on the last block of a compressed stream that is damaged after it.
+    pub damage: Option<StreamEnd>,
+}
+
+/// A compressed stream stopped by damage. The line it cut (bytes after the last newline) is
+/// dropped, not handed on: half a line would be parsed as a wrong event or an unparsed line.
+#[derive(Debug)]
+pub struct StreamEnd {
+    pub damage: Damaged,
+    /// Bytes of the cut line that were dropped.
+    pub dropped: u64,
 }
 
 /// The bytes of a block: a buffer of its own, or a range of a mapped file.
@@ -105,6 +116,8 @@ enum Source {
         carry: Vec<u8>,
         eof: bool,
         spare: Vec<Vec<u8>>,
+        /// Where a compressed stream failed: its end, once the block before it is out.
+        damage: Option<StreamEnd>,
     },
     Mapped {
         map: Arc<Mmap>,
@@ -125,6 +138,7 @@ impl ChunkReader {
             carry: Vec::new(),
             eof: false,
             spare: Vec::new(),
+            damage: None,
         };
         Self::from_source(name, source, chunk_size)
     }
@@ -182,14 +196,27 @@ impl ChunkReader {
     /// The next block, or `None` at the end. A line longer than [`MAX_LINE`] is an
     /// [`Error::LineTooLong`] whose `line` is 0: only the caller knows how many lines came before.
     pub fn next_chunk(&mut self) -> Result<Option<Chunk>> {
-        let data = match &mut self.source {
-            Source::Mapped { map, .. } => next_mapped(map, self.offset as usize, self.chunk_size),
+        let (data, damage) = match &mut self.source {
+            Source::Mapped { map, .. } => {
+                let data = next_mapped(map, self.offset as usize, self.chunk_size);
+                (data, None)
+            }
             Source::Stream {
                 reader,
                 carry,
                 eof,
                 spare,
-            } => next_streamed(&self.name, reader, carry, eof, spare, self.chunk_size)?,
+                damage,
+            } => {
+                let stream = Stream {
+                    name: &self.name,
+                    reader,
+                    eof,
+                    damage,
+                };
+                let data = next_streamed(stream, carry, spare, self.chunk_size)?;
+                (data, damage.take())
+            }
         };
         match data {
             Next::End => Ok(None),
@@ -203,6 +230,7 @@ impl ChunkReader {
                 let chunk = Chunk {
                     offset: self.offset,
                     data,
+                    damage,
                 };
                 self.offset += chunk.data.len() as u64;
                 Ok(Some(chunk))
@@ -239,13 +267,19 @@ fn next_mapped(map: &Arc<Mmap>, start: usize, chunk_size: usize) -> Next {
     Next::Block(Bytes::Mapped(map.clone(), start..start + end))
 }
 
+/// A stream being cut into blocks.
+struct Stream<'a> {
+    name: &'a str,
+    reader: &'a mut Box<dyn Read + Send>,
+    eof: &'a mut bool,
+    damage: &'a mut Option<StreamEnd>,
+}
+
 /// The next block of a stream, read into a reused buffer; the partial last line is carried
 /// over to the next block.
 fn next_streamed(
-    name: &str,
-    reader: &mut Box<dyn Read + Send>,
+    mut s: Stream<'_>,
     carry: &mut Vec<u8>,
-    eof: &mut bool,
     spare: &mut Vec<Vec<u8>>,
     chunk_size: usize,
 ) -> Result<Next> {
@@ -253,13 +287,20 @@ fn next_streamed(
     buf.clear();
     buf.append(carry);
     loop {
-        while buf.len() < chunk_size && !*eof {
-            *eof = fill(name, reader, &mut buf, chunk_size)?;
+        while buf.len() < chunk_size && !*s.eof {
+            *s.eof = fill(&mut s, &mut buf, chunk_size)?;
+        }
+        if let Some(end) = s.damage.as_mut() {
+            // The last block ends at the last whole line; an empty one still carries the damage.
+            let kept = memchr::memrchr(b'\n', &buf).map_or(0, |nl| nl + 1);
+            end.dropped = (buf.len() - kept) as u64;
+            buf.truncate(kept);
+            return Ok(Next::Block(Bytes::Owned(buf)));
         }
         if buf.is_empty() {
             return Ok(Next::End);
         }
-        if *eof {
+        if *s.eof {
             return Ok(Next::Block(Bytes::Owned(buf)));
         }
         match memchr::memrchr(b'\n', &buf) {
@@ -269,22 +310,18 @@ fn next_streamed(
                 return Ok(Next::Block(Bytes::Owned(buf)));
             }
             None if buf.len() > MAX_LINE => return Ok(Next::TooLong),
-            None => *eof = fill(name, reader, &mut buf, chunk_size)?,
+            None => *s.eof = fill(&mut s, &mut buf, chunk_size)?,
         }
     }
 }
 
-/// Reads once, up to `want` bytes, onto the end of `buf`; true at the end of the stream.
-fn fill(
-    name: &str,
-    reader: &mut Box<dyn Read + Send>,
-    buf: &mut Vec<u8>,
-    want: usize,
-) -> Result<bool> {
+/// Reads once, up to `want` bytes, onto the end of `buf`; true at the end of the stream, which
+/// damage to a compressed stream is too (kept in `s.damage`).
+fn fill(s: &mut Stream<'_>, buf: &mut Vec<u8>, want: usize) -> Result<bool> {
     let start = buf.len();
     buf.resize(start + want, 0);
     loop {
-        match reader.read(&mut buf[start..]) {
+        match s.reader.read(&mut buf[start..]) {
             Ok(n) => {
                 buf.truncate(start + n);
                 return Ok(n == 0);
@@ -292,7 +329,9 @@ fn fill(
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => {
                 buf.truncate(start);
-                return Err(describe_read_error(name, e));
+                let damage = Damaged::from_io(e).map_err(|e| describe_read_error(s.name, e))?;
+                *s.damage = Some(StreamEnd { damage, dropped: 0 });
+                return Ok(true);
             }
         }
     }

@@ -37,8 +37,7 @@ impl Compression {
     }
 
     /// Wraps `reader` in the matching decoder. Decoder failures come out of the returned reader
-    /// as I/O errors that [`describe_read_error`] turns into [`Error::Decompress`] with the
-    /// compressed byte offset.
+    /// as I/O errors carrying [`Damaged`], with the compressed byte offset.
     pub fn wrap(self, name: &str, reader: Box<dyn Read + Send>) -> Box<dyn Read + Send> {
         let consumed = Arc::new(AtomicU64::new(0));
         let counted = Counting {
@@ -58,6 +57,7 @@ impl Compression {
             compression: self,
             consumed,
             name: name.to_string(),
+            failed: None,
         })
     }
 }
@@ -88,69 +88,113 @@ impl Read for Failed {
     }
 }
 
-/// The failure of a decoder, carried inside an `io::Error` through the `Read` interface.
+/// Where a compressed stream turned out to be damaged (corrupt or cut short). Everything
+/// decompressed before it is good, so readers keep it and say where the stream stopped; the
+/// failure travels to them inside an `io::Error` through the `Read` interface.
 #[derive(Debug)]
-struct DecodeFailure {
+pub struct Damaged {
     path: String,
     compression: Compression,
-    offset: u64,
-    source: io::Error,
+    /// Compressed bytes consumed when the decoder failed (decoders read ahead, so the damage
+    /// is at or before it).
+    pub offset: u64,
+    cause: io::Error,
 }
 
-impl std::fmt::Display for DecodeFailure {
+impl std::fmt::Display for Damaged {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
             "{} decoding failed at byte {}: {}",
             self.compression.name(),
             self.offset,
-            self.source
+            self.cause
         )
     }
 }
 
-impl std::error::Error for DecodeFailure {}
+impl std::error::Error for Damaged {}
 
+impl Damaged {
+    /// Whether `e` reports damage.
+    pub fn is(e: &io::Error) -> bool {
+        e.get_ref().is_some_and(|inner| inner.is::<Damaged>())
+    }
+
+    /// The damage `e` reports, or `e` when it is another I/O failure.
+    pub fn from_io(e: io::Error) -> Result<Damaged, io::Error> {
+        if !Damaged::is(&e) {
+            return Err(e);
+        }
+        let inner = e.into_inner().expect("checked above");
+        Ok(*inner.downcast::<Damaged>().expect("checked above"))
+    }
+
+    /// The error for a stream of which nothing usable could be decompressed.
+    pub fn into_error(self) -> Error {
+        Error::Decompress {
+            path: self.path,
+            compression: self.compression.name(),
+            offset: self.offset,
+            cause: self.cause,
+        }
+    }
+
+    /// The warning for a stream read up to the damage: `read` says how much was kept.
+    pub fn note(&self, read: &str) -> String {
+        format!(
+            "the {} stream is damaged at compressed byte {} ({}): read {read}; the rest was not read",
+            self.compression.name(),
+            self.offset,
+            self.cause
+        )
+    }
+}
+
+/// A decoder's output, its failures turned into [`Damaged`]. The first failure is kept and
+/// returned by every later read: a decoder asked again after failing may return garbage or a
+/// clean end, which would hide the damage from the reader that reads on.
 struct Decoding {
     inner: Box<dyn Read + Send>,
     compression: Compression,
     consumed: Arc<AtomicU64>,
     name: String,
+    failed: Option<(u64, io::ErrorKind, String)>,
 }
 
 impl Read for Decoding {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.inner.read(buf).map_err(|source| {
-            let kind = source.kind();
-            io::Error::new(
-                kind,
-                DecodeFailure {
-                    path: self.name.clone(),
-                    compression: self.compression,
-                    offset: self.consumed.load(Ordering::Relaxed),
-                    source,
-                },
-            )
-        })
+        if self.failed.is_none() {
+            match self.inner.read(buf) {
+                Ok(n) => return Ok(n),
+                // Retried by the caller; not a failure of the stream.
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => return Err(e),
+                Err(e) => {
+                    let offset = self.consumed.load(Ordering::Relaxed);
+                    self.failed = Some((offset, e.kind(), e.to_string()));
+                }
+            }
+        }
+        let (offset, kind, cause) = self.failed.clone().expect("set above");
+        Err(io::Error::new(
+            kind,
+            Damaged {
+                path: self.name.clone(),
+                compression: self.compression,
+                offset,
+                cause: io::Error::new(kind, cause),
+            },
+        ))
     }
 }
 
 /// Maps an error from reading an input stream to the library error, recognising decoder failures.
 pub(crate) fn describe_read_error(name: &str, e: io::Error) -> Error {
-    if e.get_ref().is_some_and(|inner| inner.is::<DecodeFailure>()) {
-        let failure = *e
-            .into_inner()
-            .and_then(|inner| inner.downcast::<DecodeFailure>().ok())
-            .expect("checked above");
-        return Error::Decompress {
-            path: failure.path,
-            compression: failure.compression.name(),
-            offset: failure.offset,
-            cause: failure.source,
-        };
-    }
-    Error::Io {
-        path: name.to_string(),
-        cause: e,
+    match Damaged::from_io(e) {
+        Ok(damage) => damage.into_error(),
+        Err(cause) => Error::Io {
+            path: name.to_string(),
+            cause,
+        },
     }
 }

@@ -10,9 +10,9 @@ mod detect;
 mod ordered;
 mod prefetch;
 
-pub use chunks::{BlockLine, Chunk, ChunkReader, MAX_LINE};
+pub use chunks::{BlockLine, Chunk, ChunkReader, StreamEnd, MAX_LINE};
 pub(crate) use compression::describe_read_error;
-pub use compression::Compression;
+pub use compression::{Compression, Damaged};
 pub use detect::Format;
 pub(crate) use ordered::{parse_in_order, window};
 pub use prefetch::Prefetch;
@@ -107,6 +107,8 @@ impl Input {
 }
 
 /// Reads up to [`SNIFF_BYTES`] and returns them with a reader that yields the whole stream again.
+/// A compressed stream damaged after its first bytes is still a trace: the reader meets the
+/// damage again after the head and keeps what came before it.
 fn peek(name: &str, mut reader: Box<dyn Read + Send>) -> Result<(Vec<u8>, Box<dyn Read + Send>)> {
     let mut head = Vec::with_capacity(SNIFF_BYTES);
     let mut filled = 0;
@@ -116,6 +118,7 @@ fn peek(name: &str, mut reader: Box<dyn Read + Send>) -> Result<(Vec<u8>, Box<dy
             Ok(0) => break,
             Ok(n) => filled += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) if filled > 0 && Damaged::is(&e) => break,
             Err(e) => return Err(describe_read_error(name, e)),
         }
     }

@@ -17,7 +17,7 @@ use super::EventSink;
 use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::input::{
-    parse_in_order, window, BlockLine, Chunk, ChunkReader, Input, Prefetch, MAX_LINE,
+    parse_in_order, window, BlockLine, Chunk, ChunkReader, Input, Prefetch, StreamEnd, MAX_LINE,
 };
 
 /// How many unparsed lines are kept as examples.
@@ -71,6 +71,8 @@ struct Parsed<'a> {
 struct Driver {
     chunks: Prefetch,
     info: TraceInfo,
+    /// Where a damaged compressed stream stopped: the lines before it are read.
+    damage: Option<StreamEnd>,
 }
 
 impl Driver {
@@ -78,6 +80,7 @@ impl Driver {
         Driver {
             chunks: Prefetch::spawn(chunks, window()),
             info,
+            damage: None,
         }
     }
 
@@ -119,7 +122,8 @@ impl Driver {
                 |c| parse_chunk(c, &ctx),
                 |chunk, parsed| absorb(&mut self.info, chunk, parsed, sink),
             )?;
-            for c in batch {
+            for mut c in batch {
+                self.damage = self.damage.take().or(c.damage.take());
                 self.chunks.recycle(c);
             }
             if let Some(mut e) = failure {
@@ -137,6 +141,21 @@ impl Driver {
 
     fn finish(mut self) -> Result<TraceInfo> {
         let info = &mut self.info;
+        if let Some(end) = self.damage {
+            if info.events == 0 {
+                return Err(end.damage.into_error());
+            }
+            let cut = match end.dropped {
+                0 => String::new(),
+                1 => "; the 1 byte of the line it cut was dropped".to_string(),
+                n => format!("; the {n} bytes of the line it cut were dropped"),
+            };
+            let read = format!(
+                "the first {} bytes of text ({} lines{cut})",
+                info.bytes, info.lines.total
+            );
+            info.notes.push(end.damage.note(&read));
+        }
         if info.lines.total == 0 {
             return Err(Error::Empty {
                 path: info.source.clone(),

@@ -103,6 +103,11 @@ fn next_batch(chunks: &mut Prefetch, n: usize) -> Result<Vec<Chunk>> {
     let mut batch = Vec::with_capacity(n);
     while batch.len() < n {
         match chunks.next_chunk()? {
+            // A call graph cut short would show calls without their returns as slow: a damaged
+            // stream stays an error here.
+            Some(Chunk {
+                damage: Some(end), ..
+            }) => return Err(end.damage.into_error()),
             Some(c) => batch.push(c),
             None => break,
         }

@@ -18,6 +18,7 @@ mod order;
 mod packets;
 mod payload;
 mod prescan;
+mod skips;
 mod symbols;
 mod tasks;
 #[cfg(test)]
@@ -25,15 +26,13 @@ mod tests;
 
 use super::{EventSink, TraceInfo};
 use crate::error::{Error, Result};
-use crate::input::Input;
+use crate::input::{describe_read_error, Input};
 use bundle::Running;
 use emit::{Emitter, Record};
 use messages::{Data, FtraceEventBundle, TracePacket};
 use order::Limits;
-use packets::{FramingError, Packets, Step};
-use prost::Message;
+use packets::{Packets, Step};
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::io::BufReader;
 
 const FORMAT: &str = "Perfetto protobuf";
 
@@ -60,11 +59,21 @@ fn read_with(input: Input, sink: &mut (dyn EventSink + Send), window: Limits) ->
         }
         reader.trees_known = true;
     }
-    let mut packets = Packets::new(BufReader::with_capacity(256 << 10, input.reader));
+    let mut packets = Packets::<_, TracePacket>::new(input.reader);
     loop {
         match packets.next() {
-            Ok(Step::Packet { offset, bytes }) => reader.packet(offset, bytes, sink, &mut info)?,
+            Ok(Step::Packet { offset, packet }) => reader.packet(offset, packet, sink, &mut info),
             Ok(Step::End) => break,
+            Ok(Step::Skipped {
+                offset,
+                len,
+                damage,
+                whole_packet,
+                resumed,
+            }) => match whole_packet {
+                true => reader.skips.packet(offset, damage),
+                false => reader.skips.span(offset, len, damage, resumed),
+            },
             Ok(Step::Truncated { offset, have, want }) => {
                 let want = want.map_or("its length".to_string(), |w| format!("{w} bytes"));
                 info.notes.push(format!(
@@ -72,21 +81,11 @@ fn read_with(input: Input, sink: &mut (dyn EventSink + Send), window: Limits) ->
                 ));
                 break;
             }
-            Err(e) => return Err(framing(&input.name, e)),
+            Err(e) => return Err(describe_read_error(&input.name, e)),
         }
     }
     info.bytes = packets.offset();
     reader.finish(sink, info)
-}
-
-fn framing(path: &str, e: FramingError) -> Error {
-    match (e.offset(), e) {
-        (_, FramingError::Io(cause)) => Error::Io {
-            path: path.to_string(),
-            cause,
-        },
-        (offset, e) => malformed(path, offset.unwrap_or(0), e.to_string()),
-    }
 }
 
 fn malformed(path: &str, offset: u64, reason: String) -> Error {
@@ -109,6 +108,7 @@ struct Reader {
     /// The process trees were found before reading ([`prescan`]); skip them when met again.
     trees_known: bool,
     counters: ftrace_stats::RingCounters,
+    skips: skips::Skips,
     sequences: HashSet<u32>,
     packets: u64,
     unknown_events: u64,
@@ -126,6 +126,7 @@ impl Reader {
             symbols: symbols::Symbols::default(),
             trees_known: false,
             counters: ftrace_stats::RingCounters::default(),
+            skips: skips::Skips::default(),
             sequences: HashSet::new(),
             packets: 0,
             unknown_events: 0,
@@ -137,12 +138,10 @@ impl Reader {
     fn packet(
         &mut self,
         offset: u64,
-        bytes: &[u8],
+        packet: TracePacket,
         sink: &mut (dyn EventSink + Send),
         info: &mut TraceInfo,
-    ) -> Result<()> {
-        let packet = TracePacket::decode(bytes)
-            .map_err(|e| malformed(&self.path, offset, format!("TracePacket: {e}")))?;
+    ) {
         self.packets += 1;
         let seq = packet.trusted_packet_sequence_id.unwrap_or(0);
         // The first packet of every sequence says "dropped" too; only a later one means loss.
@@ -153,7 +152,7 @@ impl Reader {
         self.symbols
             .packet(seq, cleared, packet.interned_data.as_ref());
         match packet.data {
-            Some(Data::FtraceEvents(b)) => self.bundle(seq, b, dropped, offset)?,
+            Some(Data::FtraceEvents(b)) => self.bundle(seq, b, dropped, offset),
             Some(Data::ProcessTree(t)) if !self.trees_known => {
                 self.emitter.tree(packet.timestamp, t)
             }
@@ -165,10 +164,11 @@ impl Reader {
         while let Some(r) = self.merger.pop_ready() {
             self.emitter.emit(r, sink, info);
         }
-        Ok(())
     }
 
-    fn bundle(&mut self, seq: u32, b: FtraceEventBundle, dropped: bool, offset: u64) -> Result<()> {
+    /// Hands the bundle's events to the merge. A bundle that contradicts itself is skipped
+    /// with its packet: its events cannot be trusted, the other packets' can.
+    fn bundle(&mut self, seq: u32, b: FtraceEventBundle, dropped: bool, offset: u64) {
         let cpu = b.cpu.unwrap_or(0);
         let lost = b.lost_events == Some(true) || dropped;
         if let Some(clock) = b.ftrace_clock.filter(|&c| c != 0) {
@@ -177,8 +177,14 @@ impl Reader {
         let running = self.running.entry((seq, cpu)).or_default();
         let symbols = &self.symbols;
         let expanded =
-            bundle::expand(b, running, |id| symbols.name(seq, id).map(str::to_string))
-                .map_err(|e| malformed(&self.path, offset, format!("FtraceEventBundle: {e}")))?;
+            match bundle::expand(b, running, |id| symbols.name(seq, id).map(str::to_string)) {
+                Ok(expanded) => expanded,
+                Err(e) => {
+                    return self
+                        .skips
+                        .packet(offset, format_args!("FtraceEventBundle: {e}"))
+                }
+            };
         self.unknown_events += expanded.unknown;
         if lost {
             // Before the bundle's first event; an empty bundle's loss is where its CPU was.
@@ -193,7 +199,6 @@ impl Reader {
         for p in expanded.events {
             self.merger.push(seq, cpu, p.ts, Record::Event(p));
         }
-        Ok(())
     }
 
     fn finish(
@@ -212,6 +217,13 @@ impl Reader {
         info.lines.total = info.events;
         info.lines.events = info.events;
         self.notes(&mut info);
+        if let (0, Some((offset, reason))) = (self.packets, self.skips.first()) {
+            return Err(malformed(
+                &self.path,
+                offset,
+                format!("no TracePacket decodes (the first damage: {reason})"),
+            ));
+        }
         if info.events == 0 {
             return Err(Error::NotATrace {
                 path: info.source,
@@ -227,6 +239,7 @@ impl Reader {
 
     /// What the user should know about how complete the events are.
     fn notes(&self, info: &mut TraceInfo) {
+        self.skips.notes(&mut info.notes);
         if !self.emitter.lost_markers.is_empty() {
             let per_cpu: Vec<String> = self
                 .emitter

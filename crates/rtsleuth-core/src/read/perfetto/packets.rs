@@ -1,30 +1,71 @@
-//! Splitting the `Trace { repeated TracePacket packet = 1; }` byte stream into packets, one at
-//! a time, so a trace of any size is read with one packet in memory.
+//! Splitting the `Trace { repeated TracePacket packet = 1; }` byte stream into decoded
+//! packets, one at a time, and finding the packets again after damage.
 //!
-//! Each packet is a field-1 key (`0x0a`), a varint length and that many bytes. Anything else
-//! at a packet boundary is damage: the stream cannot be resynchronised, so it is an error with
-//! the byte offset. The stream ending inside a packet (a recorder killed mid-write) is not: the
-//! packets before it are good, and [`Step::Truncated`] says where it stopped.
+//! Each packet is a field-1 key (`0x0a`), a varint length and that many bytes. A trace is
+//! written by many producers into one file, so one bad packet says nothing about the others:
+//! like Perfetto's own trace processor, the reader skips what it cannot decode and counts it.
+//!
+//! # Resynchronising
+//!
+//! A frame is *damaged* when its key is not `0x0a`, a varint runs over 10 bytes, its length is
+//! over [`MAX_PACKET`] or past the end of the stream, or its bytes do not decode as the
+//! message. Then the bytes from the damaged frame's second byte on are scanned for the next
+//! *plausible* packet, which must
+//!
+//! 1. start with `0x0a` and a varint length of 1 to [`MAX_PACKET`] bytes, all present;
+//! 2. decode as the message;
+//! 3. be followed by the end of the stream or by another packet header (`0x0a` and a length
+//!    of at most [`MAX_PACKET`]).
+//!
+//! Rule 3 is what keeps the scan from stopping inside a damaged packet: nested messages and
+//! strings with field number 1 also start with `0x0a`, and a short one often decodes, but it
+//! is rarely followed by a packet header. Starting at the damaged frame's second byte rather
+//! than after its length means a corrupt length (too short or too long) loses only its own
+//! packet, not the ones it would swallow. A length past the end with no plausible packet
+//! after it is the trace being cut short, reported as [`Step::Truncated`].
+//!
+//! Memory: the scan holds at most one candidate packet ([`MAX_PACKET`]) plus one read-ahead
+//! block. Time: only the positions holding `0x0a` are tried, and a decode of garbage fails
+//! within a few fields, so scanning costs about as much as reading.
 
-use std::io::{self, BufRead, Read};
+use prost::Message;
+use std::io::{self, Read};
+use std::marker::PhantomData;
 
 /// The key of field 1 with the length-delimited wire type.
-const PACKET_KEY: u64 = (1 << 3) | 2;
+const PACKET_KEY: u8 = (1 << 3) | 2;
 
 /// A packet larger than this is a corrupt length, not a packet: Perfetto writes packets of at
 /// most a few megabytes, and refusing keeps a damaged length from allocating gigabytes.
 pub const MAX_PACKET: u64 = 64 << 20;
 
+/// A key and a length: two varints of at most 10 bytes.
+const MAX_HEADER: usize = 20;
+
+/// How much is read from the stream at a time.
+const READ_BLOCK: usize = 256 << 10;
+
 /// What the next call to [`Packets::next`] found.
 #[derive(Debug)]
-pub enum Step<'a> {
+pub enum Step<M> {
     Packet {
         offset: u64,
-        bytes: &'a [u8],
+        packet: M,
+    },
+    /// `len` bytes from `offset` on were damaged and skipped. `whole_packet`: they are exactly
+    /// one frame whose framing was sound but whose bytes did not decode (a packet or the end
+    /// of the stream follows). `resumed`: a plausible packet follows (otherwise the skip ran
+    /// to the end of the stream).
+    Skipped {
+        offset: u64,
+        len: u64,
+        damage: Damage,
+        whole_packet: bool,
+        resumed: bool,
     },
     End,
     /// The stream ends inside the packet that starts at `offset`, after `have` of its `want`
-    /// bytes (`None` when it ends before the length).
+    /// bytes (`None` when it ends inside the key or length).
     Truncated {
         offset: u64,
         have: u64,
@@ -32,138 +73,250 @@ pub enum Step<'a> {
     },
 }
 
-/// The stream does not have the `Trace` framing at `offset`.
+/// Why the frame at a packet boundary was not a packet.
 #[derive(Debug, thiserror::Error)]
-pub enum FramingError {
-    #[error("expected a TracePacket (key 0x0a), found key {key:#x}")]
-    Key { offset: u64, key: u64 },
+pub enum Damage {
+    #[error("expected a TracePacket (key 0x0a), found key {0:#x}")]
+    Key(u64),
     #[error("a varint runs over 10 bytes")]
-    Varint { offset: u64 },
-    #[error("a TracePacket of {len} bytes is over the {MAX_PACKET}-byte limit (a corrupt length)")]
-    TooLong { offset: u64, len: u64 },
-    #[error("{0}")]
-    Io(#[from] io::Error),
+    Varint,
+    #[error("a TracePacket of {0} bytes is over the {MAX_PACKET}-byte limit (a corrupt length)")]
+    TooLong(u64),
+    #[error("a TracePacket of {want} bytes runs past the end of the file ({have} bytes left)")]
+    PastEnd { have: u64, want: u64 },
+    #[error("TracePacket: {0}")]
+    Decode(#[from] prost::DecodeError),
 }
 
-impl FramingError {
-    /// Where the damage is, when it is damage rather than an I/O failure.
-    pub fn offset(&self) -> Option<u64> {
-        match *self {
-            FramingError::Key { offset, .. }
-            | FramingError::Varint { offset }
-            | FramingError::TooLong { offset, .. } => Some(offset),
-            FramingError::Io(_) => None,
-        }
-    }
-}
-
-pub struct Packets<R> {
+/// The packets of a stream, decoded as `M` (a full `TracePacket`, or a view of the few fields
+/// a caller wants).
+pub struct Packets<R, M> {
     reader: R,
-    /// Bytes consumed so far: the offset of the next packet.
-    offset: u64,
+    /// Bytes read and not yet consumed start at `buf[pos]`, which is stream byte `offset`.
     buf: Vec<u8>,
+    pos: usize,
+    offset: u64,
+    eof: bool,
+    message: PhantomData<M>,
 }
 
-impl<R: BufRead> Packets<R> {
+/// A frame header as far as the bytes at hand show it.
+enum Header {
+    Frame {
+        header: usize,
+        len: u64,
+    },
+    /// The bytes end inside the header.
+    Short,
+    Bad(Damage),
+}
+
+impl<R: Read, M: Message + Default> Packets<R, M> {
     pub fn new(reader: R) -> Self {
         Packets {
             reader,
-            offset: 0,
             buf: Vec::new(),
+            pos: 0,
+            offset: 0,
+            eof: false,
+            message: PhantomData,
         }
     }
 
-    /// Bytes read so far.
+    /// Bytes consumed so far.
     pub fn offset(&self) -> u64 {
         self.offset
     }
 
-    pub fn next(&mut self) -> Result<Step<'_>, FramingError> {
+    pub fn next(&mut self) -> io::Result<Step<M>> {
         let start = self.offset;
-        let key = match self.varint()? {
-            Varint::Value(v) => v,
-            Varint::Eof if self.offset == start => return Ok(Step::End),
-            Varint::Eof => return Ok(header_truncated(start)),
-            Varint::TooLong => return Err(FramingError::Varint { offset: start }),
-        };
-        if key != PACKET_KEY {
-            return Err(FramingError::Key { offset: start, key });
+        let avail = self.fill(MAX_HEADER)?;
+        let left = avail.len();
+        if left == 0 {
+            return Ok(Step::End);
         }
-        let len = match self.varint()? {
-            Varint::Value(v) => v,
-            Varint::Eof => return Ok(header_truncated(start)),
-            Varint::TooLong => return Err(FramingError::Varint { offset: start }),
+        let (header, len) = match header(avail) {
+            Header::Frame { header, len } => (header, len),
+            Header::Short => {
+                self.consume(left);
+                return Ok(Step::Truncated {
+                    offset: start,
+                    have: 0,
+                    want: None,
+                });
+            }
+            Header::Bad(damage) => return self.resync(start, damage, None),
         };
-        if len > MAX_PACKET {
-            return Err(FramingError::TooLong { offset: start, len });
+        let total = header + len as usize;
+        let avail = self.fill(total)?;
+        if avail.len() < total {
+            let have = (avail.len() - header) as u64;
+            let damage = Damage::PastEnd { have, want: len };
+            return self.resync(start, damage, None);
         }
-        self.buf.clear();
-        let got = (&mut self.reader).take(len).read_to_end(&mut self.buf)? as u64;
-        self.offset += got;
-        if got < len {
+        match M::decode(&avail[header..total]) {
+            Ok(packet) => {
+                self.consume(total);
+                Ok(Step::Packet {
+                    offset: start,
+                    packet,
+                })
+            }
+            Err(e) => self.resync(start, e.into(), Some(total as u64)),
+        }
+    }
+
+    /// Skips from the damaged frame at `start` (the current position) to the next plausible
+    /// packet, or to the end. `frame`: the length of a soundly framed packet that did not
+    /// decode.
+    fn resync(&mut self, start: u64, damage: Damage, frame: Option<u64>) -> io::Result<Step<M>> {
+        self.consume(1);
+        let resumed = loop {
+            let avail = self.fill(1)?;
+            let (left, key) = (avail.len(), memchr::memchr(PACKET_KEY, avail));
+            if left == 0 {
+                break false;
+            }
+            match key {
+                Some(at) => self.consume(at),
+                None => {
+                    self.consume(left);
+                    continue;
+                }
+            }
+            if self.plausible()? {
+                break true;
+            }
+            self.consume(1);
+        };
+        let len = self.offset - start;
+        if let (Damage::PastEnd { have, want }, false) = (&damage, resumed) {
             return Ok(Step::Truncated {
                 offset: start,
-                have: got,
-                want: Some(len),
+                have: *have,
+                want: Some(*want),
             });
         }
-        Ok(Step::Packet {
+        Ok(Step::Skipped {
             offset: start,
-            bytes: &self.buf,
+            len,
+            whole_packet: frame == Some(len),
+            damage,
+            resumed,
         })
     }
 
-    /// Reads a base-128 varint byte by byte (the reader is buffered).
-    fn varint(&mut self) -> io::Result<Varint> {
-        let mut value = 0u64;
-        for i in 0..10 {
-            let Some(&byte) = self.reader.fill_buf()?.first() else {
-                return Ok(Varint::Eof);
-            };
-            self.reader.consume(1);
-            self.offset += 1;
-            value |= u64::from(byte & 0x7f) << (7 * i);
-            if byte & 0x80 == 0 {
-                return Ok(Varint::Value(value));
+    /// Whether a packet that meets the rules of the module documentation starts here.
+    fn plausible(&mut self) -> io::Result<bool> {
+        let Header::Frame { header, len } = header(self.fill(MAX_HEADER)?) else {
+            return Ok(false);
+        };
+        let total = header + len as usize;
+        let avail = self.fill(total + MAX_HEADER)?;
+        if len == 0 || avail.len() < total || M::decode(&avail[header..total]).is_err() {
+            return Ok(false);
+        }
+        let after = &avail[total..];
+        Ok(after.is_empty() || !matches!(self::header(after), Header::Bad(_)))
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.pos += n;
+        self.offset += n as u64;
+    }
+
+    /// At least `want` unconsumed bytes, fewer only at the end of the stream.
+    fn fill(&mut self, want: usize) -> io::Result<&[u8]> {
+        if self.buf.len() - self.pos < want && !self.eof {
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+            while self.buf.len() < want && !self.eof {
+                let start = self.buf.len();
+                self.buf.resize(start + (want - start).max(READ_BLOCK), 0);
+                let got = loop {
+                    match self.reader.read(&mut self.buf[start..]) {
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                        other => break other,
+                    }
+                };
+                let n = got.inspect_err(|_| self.buf.truncate(start))?;
+                self.buf.truncate(start + n);
+                self.eof = n == 0;
             }
         }
-        Ok(Varint::TooLong)
+        Ok(&self.buf[self.pos..])
     }
 }
 
-fn header_truncated(offset: u64) -> Step<'static> {
-    Step::Truncated {
-        offset,
-        have: 0,
-        want: None,
+/// The frame header at the start of `bytes`.
+fn header(bytes: &[u8]) -> Header {
+    let (key, used) = match varint(bytes) {
+        Ok(v) => v,
+        Err(short) => return short,
+    };
+    if key != u64::from(PACKET_KEY) {
+        return Header::Bad(Damage::Key(key));
+    }
+    let (len, more) = match varint(&bytes[used..]) {
+        Ok(v) => v,
+        Err(short) => return short,
+    };
+    if len > MAX_PACKET {
+        return Header::Bad(Damage::TooLong(len));
+    }
+    Header::Frame {
+        header: used + more,
+        len,
     }
 }
 
-enum Varint {
-    Value(u64),
-    Eof,
-    TooLong,
+/// A base-128 varint and its size, or why there is none.
+fn varint(bytes: &[u8]) -> Result<(u64, usize), Header> {
+    let mut value = 0u64;
+    for (i, &byte) in bytes.iter().enumerate().take(10) {
+        value |= u64::from(byte & 0x7f) << (7 * i);
+        if byte & 0x80 == 0 {
+            return Ok((value, i + 1));
+        }
+    }
+    if bytes.len() < 10 {
+        Err(Header::Short)
+    } else {
+        Err(Header::Bad(Damage::Varint))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// A packet with only its field 8 (`timestamp`) set, enough to tell packets apart.
+    #[derive(Clone, PartialEq, Message)]
+    struct Stamp {
+        #[prost(uint64, optional, tag = "8")]
+        ts: Option<u64>,
+    }
+
     fn steps(bytes: &[u8]) -> Vec<String> {
-        let mut p = Packets::new(bytes);
+        let mut p = Packets::<_, Stamp>::new(bytes);
         let mut out = Vec::new();
         loop {
-            match p.next() {
-                Ok(Step::Packet { offset, bytes }) => out.push(format!("{offset}:{bytes:?}")),
-                Ok(Step::End) => return out,
-                Ok(Step::Truncated { offset, have, want }) => {
+            match p.next().unwrap() {
+                Step::Packet { offset, packet } => out.push(format!("{offset}:{:?}", packet.ts)),
+                Step::End => return out,
+                Step::Truncated { offset, have, want } => {
                     out.push(format!("truncated {offset} {have}/{want:?}"));
                     return out;
                 }
-                Err(e) => {
-                    out.push(format!("error {:?} {e}", e.offset()));
-                    return out;
-                }
+                Step::Skipped {
+                    offset,
+                    len,
+                    damage,
+                    whole_packet,
+                    resumed,
+                } => out.push(format!(
+                    "skipped {offset}+{len} whole={whole_packet} resumed={resumed}: {damage}"
+                )),
             }
         }
     }
@@ -171,37 +324,130 @@ mod tests {
     #[test]
     fn packets_and_their_offsets() {
         assert_eq!(
-            steps(&[0x0a, 2, 8, 1, 0x0a, 0, 0x0a, 1, 9]),
-            ["0:[8, 1]", "4:[]", "6:[9]"]
+            steps(&[0x0a, 2, 0x40, 1, 0x0a, 0, 0x0a, 2, 0x40, 9]),
+            ["0:Some(1)", "4:None", "6:Some(9)"]
         );
     }
 
     #[test]
     fn truncation_in_every_part_of_a_packet() {
         assert_eq!(
-            steps(&[0x0a, 2, 8, 1, 0x0a]),
-            ["0:[8, 1]", "truncated 4 0/None"]
+            steps(&[0x0a, 2, 0x40, 1, 0x0a]),
+            ["0:Some(1)", "truncated 4 0/None"]
         );
         assert_eq!(steps(&[0x0a, 0x85]), ["truncated 0 0/None"]);
-        assert_eq!(steps(&[0x0a, 5, 1, 2]), ["truncated 0 2/Some(5)"]);
+        assert_eq!(steps(&[0x0a, 5, 0x40, 2]), ["truncated 0 2/Some(5)"]);
     }
 
     #[test]
-    fn damage_is_an_error_at_its_offset() {
+    fn a_bad_key_is_skipped_up_to_the_next_packet() {
         assert_eq!(
-            steps(&[0x0a, 0, 0x12, 0]),
+            steps(&[0x0a, 2, 0x40, 1, 0x12, 0, 0x33, 0x0a, 2, 0x40, 3]),
             [
-                "0:[]",
-                "error Some(2) expected a TracePacket (key 0x0a), found key 0x12"
+                "0:Some(1)",
+                "skipped 4+3 whole=false resumed=true: expected a TracePacket (key 0x0a), found key 0x12",
+                "7:Some(3)"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_undecodable_packet_is_skipped_whole() {
+        // Field 8 with wire type 7, which does not exist.
+        assert_eq!(
+            steps(&[0x0a, 2, 0x47, 1, 0x0a, 2, 0x40, 3]),
+            [
+                "skipped 0+4 whole=true resumed=true: TracePacket: failed to decode Protobuf message: invalid wire type value: 7",
+                "4:Some(3)"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_corrupt_length_loses_only_its_own_packet() {
+        // The first packet's length says 9: it swallows the start of the second one.
+        let bytes = [0x0a, 9, 0x40, 1, 0x0a, 2, 0x40, 3, 0x0a, 2, 0x40, 4];
+        assert_eq!(
+            steps(&bytes),
+            [
+                "skipped 0+4 whole=false resumed=true: TracePacket: failed to decode Protobuf message: buffer underflow",
+                "4:Some(3)",
+                "8:Some(4)"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_nested_field_one_is_not_taken_for_a_packet() {
+        // Inside the frame whose length is past the end, `0a 02 40 05` decodes but is followed by
+        // 0x77, no packet header.
+        let bytes = [0x0a, 0xff, 0x0a, 2, 0x40, 5, 0x77, 0x0a, 2, 0x40, 6];
+        assert_eq!(
+            steps(&bytes),
+            [
+                "skipped 0+7 whole=false resumed=true: a TracePacket of 1407 bytes runs past the end of the file (8 bytes left)",
+                "7:Some(6)"
+            ]
+        );
+    }
+
+    #[test]
+    fn damage_with_nothing_after_it_runs_to_the_end() {
+        assert_eq!(
+            steps(&[0x0a, 0, 0x12, 0, 0x33]),
+            [
+                "0:None",
+                "skipped 2+3 whole=false resumed=false: expected a TracePacket (key 0x0a), found key 0x12"
             ]
         );
         assert_eq!(
             steps(&[0x0a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]),
-            ["error Some(0) a varint runs over 10 bytes"]
+            ["skipped 0+11 whole=false resumed=false: a varint runs over 10 bytes"]
         );
         assert_eq!(
             steps(&[0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f]),
-            ["error Some(0) a TracePacket of 4294967295 bytes is over the 67108864-byte limit (a corrupt length)"]
+            ["skipped 0+6 whole=false resumed=false: a TracePacket of 4294967295 bytes is over the 67108864-byte limit (a corrupt length)"]
         );
+    }
+
+    #[test]
+    fn a_length_past_the_end_is_damage_when_a_packet_follows() {
+        // 0x30 bytes claimed, but a whole packet sits right after the header.
+        let bytes = [0x0a, 0x30, 0x0a, 2, 0x40, 7];
+        assert_eq!(
+            steps(&bytes),
+            [
+                "skipped 0+2 whole=false resumed=true: a TracePacket of 48 bytes runs past the end of the file (4 bytes left)",
+                "2:Some(7)"
+            ]
+        );
+    }
+
+    #[test]
+    fn reading_in_small_pieces_gives_the_same_steps() {
+        /// A reader that hands out one byte per call.
+        struct Trickle<'a>(&'a [u8]);
+        impl Read for Trickle<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                let Some((&b, rest)) = self.0.split_first() else {
+                    return Ok(0);
+                };
+                buf[0] = b;
+                self.0 = rest;
+                Ok(1)
+            }
+        }
+        let bytes = [0x0a, 9, 0x40, 1, 0x0a, 2, 0x40, 3, 0x0a, 2, 0x40, 4];
+        let mut p = Packets::<_, Stamp>::new(Trickle(&bytes));
+        let mut offsets = Vec::new();
+        while let Ok(step) = p.next() {
+            match step {
+                Step::Packet { offset, .. } => offsets.push(offset),
+                Step::Skipped { .. } => {}
+                _ => break,
+            }
+        }
+        assert_eq!(offsets, [4, 8]);
+        assert_eq!(p.offset(), bytes.len() as u64);
     }
 }

@@ -21,24 +21,24 @@ struct TreePacket {
     process_tree: Option<ProcessTree>,
 }
 
-/// The process trees of the trace in `file`, with the time each was taken. Damage ends the
-/// skim quietly: the reading proper reports it.
+/// The process trees of the trace in `file`, with the time each was taken. Damage is skipped
+/// as the reading proper skips it (and reports it).
 pub fn process_trees(file: &File) -> Vec<(Option<u64>, ProcessTree)> {
     // SAFETY: the map is only read, and trace files are not rewritten while being analysed.
     let Ok(map) = (unsafe { Mmap::map(file) }) else {
         return Vec::new();
     };
-    let mut packets = Packets::new(&map[..]);
+    let mut packets = Packets::<_, TreePacket>::new(&map[..]);
     let mut trees = Vec::new();
-    while let Ok(Step::Packet { bytes, .. }) = packets.next() {
-        match TreePacket::decode(bytes) {
-            Ok(TreePacket {
-                timestamp,
-                process_tree: Some(tree),
-            }) => trees.push((timestamp, tree)),
-            Ok(_) => {}
-            Err(_) => break,
+    loop {
+        match packets.next() {
+            Ok(Step::Packet { packet, .. }) => {
+                if let Some(tree) = packet.process_tree {
+                    trees.push((packet.timestamp, tree));
+                }
+            }
+            Ok(Step::Skipped { .. }) => {}
+            Ok(Step::End | Step::Truncated { .. }) | Err(_) => return trees,
         }
     }
-    trees
 }

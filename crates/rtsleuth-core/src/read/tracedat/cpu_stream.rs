@@ -60,17 +60,19 @@ impl<'f> CpuStream<'f> {
         let end = start
             .saturating_add(usize::try_from(data.size).unwrap_or(usize::MAX))
             .saturating_add(count_word);
-        let region = file.get(start..end).ok_or_else(|| {
+        // A file cut inside a CPU's data still has that CPU's pages before the cut.
+        let cut = (end > file.len()).then(|| {
             Fault::new(
                 data.offset,
                 format!(
-                    "CPU {}'s data ({} bytes) runs past the end of the file ({} bytes): the file is truncated",
+                    "CPU {}'s data ({} bytes) runs past the end of the file ({} bytes): the file is truncated; its records before the end were read",
                     data.cpu,
                     data.size,
                     file.len()
                 ),
             )
-        })?;
+        });
+        let region = &file[start.min(file.len())..end.min(file.len())];
         let source = match codec {
             Codec::None => Source::Raw(region),
             _ if region.is_empty() => Source::Raw(region),
@@ -91,7 +93,7 @@ impl<'f> CpuStream<'f> {
             next_page: 0,
             page: None,
             lost: None,
-            faults: Vec::new(),
+            faults: cut.into_iter().collect(),
         })
     }
 
@@ -175,7 +177,11 @@ impl<'f> CpuStream<'f> {
                 true
             }
             Some(Err(f)) => {
-                self.faults.push(f);
+                let reason = format!(
+                    "CPU {}: {}; its records after this chunk were not read",
+                    self.cpu, f.reason
+                );
+                self.faults.push(Fault::new(f.offset, reason));
                 false
             }
             None => false,

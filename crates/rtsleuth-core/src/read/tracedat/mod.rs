@@ -43,7 +43,7 @@ use super::ftrace_text::{self, payload};
 use super::{Decode, EventSink, TraceInfo};
 use crate::error::{Error, Result};
 use crate::event::{Event, EventKind, Flags};
-use crate::input::{Format, Input};
+use crate::input::{describe_read_error, Damaged, Format, Input};
 use bytes::Fault;
 use cpu_stream::{CpuStream, Pending};
 use latency_text::TextStream;
@@ -63,8 +63,13 @@ const MAX_FAULT_NOTES: usize = 5;
 pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo> {
     let name = input.name.clone();
     let mut info = TraceInfo::new(&input.name, input.format, input.compression);
-    let bytes = load(input)?;
+    let (bytes, damage) = load(input)?;
     info.bytes = bytes.len() as u64;
+    if let Some(damage) = damage {
+        // Read as a file cut where the damage is: the checks below say what is missing.
+        info.notes
+            .push(damage.note(&format!("the first {} bytes of the trace.dat", bytes.len())));
+    }
     let malformed = |f: Fault| Error::Malformed {
         path: name.clone(),
         format: FORMAT,
@@ -93,6 +98,7 @@ pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo
         let mut text_info = ftrace_text::read(text, sink)?;
         (text_info.format, text_info.compression) = (info.format, info.compression);
         text_info.bytes = info.bytes;
+        text_info.notes.extend(info.notes);
         text_info.notes.extend(notes);
         return Ok(text_info);
     }
@@ -152,23 +158,26 @@ impl std::ops::Deref for Bytes {
     }
 }
 
-fn load(mut input: Input) -> Result<Bytes> {
+/// A compressed file damaged after its start gives the bytes before the damage, and the
+/// damage.
+fn load(mut input: Input) -> Result<(Bytes, Option<Damaged>)> {
     if let Some(f) = &input.file {
         // SAFETY: the map is read-only and private to this process; as with ripgrep, a file
         // truncated by someone else while we read it is the one hazard accepted.
         if let Ok(m) = unsafe { memmap2::Mmap::map(f) } {
-            return Ok(Bytes::Mapped(m));
+            return Ok((Bytes::Mapped(m), None));
         }
     }
     let mut v = Vec::new();
-    input
-        .reader
-        .read_to_end(&mut v)
-        .map_err(|cause| Error::Io {
-            path: input.name.clone(),
-            cause,
-        })?;
-    Ok(Bytes::Owned(v))
+    match input.reader.read_to_end(&mut v) {
+        Ok(_) => Ok((Bytes::Owned(v), None)),
+        // `read_to_end` keeps what it read before the error.
+        Err(e) => match Damaged::from_io(e) {
+            Ok(damage) if !v.is_empty() => Ok((Bytes::Owned(v), Some(damage))),
+            Ok(damage) => Err(damage.into_error()),
+            Err(e) => Err(describe_read_error(&input.name, e)),
+        },
+    }
 }
 
 /// Hands the records of all CPUs to the sink in time order (ties in CPU order).
