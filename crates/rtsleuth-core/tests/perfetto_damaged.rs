@@ -304,3 +304,41 @@ proptest! {
         check(f, b, cut..f.bytes.len())?;
     }
 }
+
+/// A gzipped trace cut in the middle of its compressed stream: the packets before the damage
+/// are read (the same as reading that much of the plain trace), and a warning says where the
+/// gzip stream stopped; cut before any packet, it is an error.
+#[test]
+fn a_cut_compressed_trace_is_read_up_to_the_damage() {
+    use std::io::Write;
+    let Some(f) = fixture("perfetto_android12_cpuschedstack.pftrace") else {
+        return;
+    };
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&f.bytes).unwrap();
+    let gz = gz.finish().unwrap();
+    let cut = gz.len() * 3 / 5;
+    let (n, info) = read_bytes(gz[..cut].to_vec()).unwrap();
+    let (n_plain, _) = read_bytes(f.bytes[..info.bytes as usize].to_vec()).unwrap();
+    println!(
+        "gzip cut at {cut} of {} bytes: {n} of {} events, {} bytes of trace",
+        gz.len(),
+        f.events,
+        info.bytes
+    );
+    assert_eq!(n, n_plain);
+    assert!(n > 0 && n < f.events, "{n}");
+    let note = info
+        .notes
+        .iter()
+        .find(|n| n.starts_with("the gzip stream is damaged at compressed byte"))
+        .unwrap_or_else(|| panic!("{:?}", info.notes));
+    assert!(
+        note.contains(&format!("read the first {} bytes of the trace", info.bytes)),
+        "{note}"
+    );
+    assert!(matches!(
+        read_bytes(gz[..20].to_vec()),
+        Err(Error::Decompress { .. })
+    ));
+}

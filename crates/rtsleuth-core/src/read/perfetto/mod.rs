@@ -85,6 +85,15 @@ fn read_with(input: Input, sink: &mut (dyn EventSink + Send), window: Limits) ->
         }
     }
     info.bytes = packets.offset();
+    if let Some(damage) = packets.damage() {
+        if reader.packets == 0 {
+            return Err(damage.into_error());
+        }
+        info.notes.push(damage.note(&format!(
+            "the first {} bytes of the trace ({} packets)",
+            info.bytes, reader.packets
+        )));
+    }
     reader.finish(sink, info)
 }
 

@@ -24,10 +24,14 @@
 //! packet, not the ones it would swallow. A length past the end with no plausible packet
 //! after it is the trace being cut short, reported as [`Step::Truncated`].
 //!
+//! A compressed trace (`.pftrace.gz`) whose compressed stream is damaged ends where the damage
+//! is: the packets before it are read, and [`Packets::damage`] says where it stopped.
+//!
 //! Memory: the scan holds at most one candidate packet ([`MAX_PACKET`]) plus one read-ahead
 //! block. Time: only the positions holding `0x0a` are tried, and a decode of garbage fails
 //! within a few fields, so scanning costs about as much as reading.
 
+use crate::input::Damaged;
 use prost::Message;
 use std::io::{self, Read};
 use std::marker::PhantomData;
@@ -97,6 +101,8 @@ pub struct Packets<R, M> {
     pos: usize,
     offset: u64,
     eof: bool,
+    /// The damage that ended a compressed stream early.
+    damage: Option<Damaged>,
     message: PhantomData<M>,
 }
 
@@ -119,6 +125,7 @@ impl<R: Read, M: Message + Default> Packets<R, M> {
             pos: 0,
             offset: 0,
             eof: false,
+            damage: None,
             message: PhantomData,
         }
     }
@@ -126,6 +133,11 @@ impl<R: Read, M: Message + Default> Packets<R, M> {
     /// Bytes consumed so far.
     pub fn offset(&self) -> u64 {
         self.offset
+    }
+
+    /// The damage that ended a compressed stream before its end, once the stream has ended.
+    pub fn damage(&mut self) -> Option<Damaged> {
+        self.damage.take()
     }
 
     pub fn next(&mut self) -> io::Result<Step<M>> {
@@ -239,7 +251,18 @@ impl<R: Read, M: Message + Default> Packets<R, M> {
                         other => break other,
                     }
                 };
-                let n = got.inspect_err(|_| self.buf.truncate(start))?;
+                let n = match got.map_err(Damaged::from_io) {
+                    Ok(n) => n,
+                    // The stream ends at damage to its compression; what came before is good.
+                    Err(Ok(damage)) => {
+                        self.damage = Some(damage);
+                        0
+                    }
+                    Err(Err(e)) => {
+                        self.buf.truncate(start);
+                        return Err(e);
+                    }
+                };
                 self.buf.truncate(start + n);
                 self.eof = n == 0;
             }
