@@ -7,6 +7,7 @@
 #   top       rtsleuth record --top-level -d 1 -e sched   (first use expands the stub)
 #   instance  rtsleuth record -d 1                        (a private instance)
 #   top-b     rtsleuth record --top-level -b 4096 -d 1    (an explicit size, to be restored)
+#   hwlat     rtsleuth hwlat --mode kernel --duration 2   (the hwlat tracer, top level; rt only)
 # lab.tracefs=unmounted makes /init leave tracefs unmounted, so the first rtsleuth mounts it.
 #
 # Leaves in /out, numbered in order:
@@ -34,7 +35,8 @@ look() {
     fi
     {
         echo "tracefs mounts: $(tracefs_mounts)${own:+(only this look's own, at $dir)}"
-        for f in buffer_size_kb buffer_total_size_kb buffer_subbuf_size_kb current_tracer tracing_on; do
+        for f in buffer_size_kb buffer_total_size_kb buffer_subbuf_size_kb current_tracer tracing_on \
+            tracing_thresh tracing_cpumask trace_clock hwlat_detector/width hwlat_detector/window; do
             [ -f $dir/$f ] && echo "$f: $(cat $dir/$f)"
         done
         for c in $dir/per_cpu/cpu*; do
@@ -79,6 +81,7 @@ freshboot_main() {
         top) run top rtsleuth record --top-level -d 1 -e sched -o /tmp/top.dat ;;
         instance) run instance rtsleuth record -d 1 -o /tmp/instance.dat ;;
         top-b) run top-b rtsleuth record --top-level -b 4096 -d 1 -e sched -o /tmp/top-b.dat ;;
+        hwlat) run hwlat rtsleuth hwlat --mode kernel --duration 2 --cpus 1 --threshold 1000 ;;
         *) echo "lab: unknown freshboot step $step" | tee -a /out/freshboot.log ;;
         esac
         look
