@@ -6,7 +6,7 @@
 #
 # usage: initramfs.sh OUT.cpio.gz STAGE_DIR KO_DIR [MODULES_ROOT KERNEL_RELEASE]
 #   STAGE_DIR    the kernel-independent tree (made once by `stage_common`, see lab/run)
-#   KO_DIR       directory holding rtsleuth_noise.ko for this kernel
+#   KO_DIR       directory holding rtsleuth_noise.ko for this kernel ("" for none: lab/freshboot)
 #   MODULES_ROOT a tree with lib/modules/KERNEL_RELEASE (Debian's unpacked image package)
 set -euo pipefail
 out=$1 stage=$2 ko_dir=$3 mroot=${4:-} release=${5:-}
@@ -14,7 +14,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp -a "$stage/." "$work/"
 mkdir -p "$work/lib/modules"
-cp "$ko_dir/rtsleuth_noise.ko" "$work/lib/modules/"
+if [[ -n $ko_dir ]]; then cp "$ko_dir/rtsleuth_noise.ko" "$work/lib/modules/"; fi
 
 # Modules in load order, dependencies first (no modules.dep: dpkg -x does not run depmod).
 load_order=()

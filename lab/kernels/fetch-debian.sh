@@ -7,9 +7,12 @@
 # (/usr/src/linux-headers-V-common/Makefile); after `dpkg -x` that path is wrong, so it is
 # rewritten to the unpacked copy. The scripts/ and tools/ links are relative and need nothing.
 #
-# usage: fetch-debian.sh OUT_DIR     (prints nothing on a cached second run but the versions)
+# usage: fetch-debian.sh OUT_DIR [images]
+#   images: only the two kernel images and rtla (what a guest without the noise module needs;
+#           no headers, kbuild or linux-source)
+# Prints nothing on a cached second run but the ABI (6.12.95+deb12), on its last line.
 set -euo pipefail
-out=$1
+out=$1 only=${2:-}
 suite=bookworm-backports
 list=/etc/apt/sources.list.d/rtsleuth-lab-backports.list
 if ! apt-cache policy 2>/dev/null | grep -q "$suite"; then
@@ -27,6 +30,7 @@ cd "$out/debs"
 want=("$stock-unsigned" "$rt-unsigned" "linux-headers-$abi-amd64" "linux-headers-$abi-rt-amd64"
       "linux-headers-$abi-common" "linux-headers-$abi-common-rt" "linux-kbuild-$abi"
       "linux-source-$srcver" rtla)
+[[ $only == images ]] && want=("$stock-unsigned" "$rt-unsigned" rtla)
 missing=()
 for p in "${want[@]}"; do compgen -G "${p}_*.deb" >/dev/null || missing+=("$p"); done
 if ((${#missing[@]})); then
@@ -40,6 +44,7 @@ for deb in *.deb; do
 done
 for flavour in amd64 rt-amd64; do
     mk="$out/root/usr/src/linux-headers-$abi-$flavour/Makefile"
+    [[ -f $mk ]] || continue
     sed -i "s|^include /usr/src/|include $out/root/usr/src/|" "$mk"
 done
 echo "$abi"

@@ -1,0 +1,91 @@
+# The fresh-boot check (lab/freshboot), sourced by /init in the guest instead of scenarios.sh when
+# the kernel command line says lab.main=freshboot. Nothing has traced on this kernel yet, so the
+# top-level ring buffer is still its boot stub (`7 (expanded: 1408)`), and rtsleuth's records are
+# the first tracer users. Between the runs it looks at the buffer sizes; it never writes to tracefs.
+#
+# lab.order names the runs, in order (comma list):
+#   top       rtsleuth record --top-level -d 1 -e sched   (first use expands the stub)
+#   instance  rtsleuth record -d 1                        (a private instance)
+#   top-b     rtsleuth record --top-level -b 4096 -d 1    (an explicit size, to be restored)
+#   hwlat     rtsleuth hwlat --mode kernel --duration 2   (the hwlat tracer, top level; rt only)
+# lab.tracefs=unmounted makes /init leave tracefs unmounted, so the first rtsleuth mounts it.
+#
+# Leaves in /out, numbered in order:
+#   NN-look.txt                   the buffer files (tracefs mounted at a private point if nobody
+#                                 has it mounted, then unmounted again)
+#   NN-RUN.{cmd,out,err,rc}       one rtsleuth run: command line, stdout, stderr, exit code
+#   freshboot.log                 all of it in order, as a transcript
+#   kernel.txt                    uname -a and /proc/cmdline
+
+T=/sys/kernel/tracing
+STEP=0
+
+# The next step's number, in $n (a $(...) would count in a subshell).
+next_step() { STEP=$((STEP + 1)); n=$(printf '%02d' $STEP); }
+
+tracefs_mounts() { grep ' tracefs ' /proc/mounts | cut -d' ' -f2 | tr '\n' ' '; }
+
+# The files that say how big the top-level buffer is, and whether it is still the stub.
+look() {
+    local n dir=$T own=
+    next_step
+    if [ -z "$(tracefs_mounts)" ]; then
+        dir=/tmp/look
+        mkdir -p $dir && mount -t tracefs nodev $dir && own=1
+    fi
+    {
+        echo "tracefs mounts: $(tracefs_mounts)${own:+(only this look's own, at $dir)}"
+        for f in buffer_size_kb buffer_total_size_kb buffer_subbuf_size_kb current_tracer tracing_on \
+            tracing_thresh tracing_cpumask trace_clock hwlat_detector/width hwlat_detector/window; do
+            [ -f $dir/$f ] && echo "$f: $(cat $dir/$f)"
+        done
+        for c in $dir/per_cpu/cpu*; do
+            echo "per_cpu/${c##*/}/buffer_size_kb: $(cat $c/buffer_size_kb)"
+        done
+        echo "set_event: $(tr '\n' ' ' <$dir/set_event)"
+        echo "instances: $(ls $dir/instances | tr '\n' ' ')"
+    } >/out/$n-look.txt
+    [ -n "$own" ] && umount $dir
+    { echo "--- $n look"; cat /out/$n-look.txt; } >>/out/freshboot.log
+}
+
+# Runs one rtsleuth command; its output and exit code go to /out/NN-NAME.*.
+run() {
+    local name=$1 n rc t0 t1
+    shift
+    next_step
+    echo "$*" >/out/$n-$name.cmd
+    t0=$(cut -d' ' -f1 /proc/uptime)
+    "$@" >/out/$n-$name.out 2>/out/$n-$name.err
+    rc=$?
+    t1=$(cut -d' ' -f1 /proc/uptime)
+    echo $rc >/out/$n-$name.rc
+    {
+        echo "--- $n $name"
+        echo "\$ $*"
+        cat /out/$n-$name.out
+        sed 's/^/stderr: /' /out/$n-$name.err
+        echo "exit $rc ($(awk "BEGIN{print $t1 - $t0}") s)"
+    } >>/out/freshboot.log
+}
+
+freshboot_main() {
+    local order=$(param order) step
+    { uname -a; cat /proc/cmdline; } >/out/kernel.txt
+    { echo "--- kernel: $(uname -a)"; echo "--- cmdline: $(cat /proc/cmdline)"; } >/out/freshboot.log
+    echo "lab: freshboot on $(uname -r): ${order:-no lab.order}"
+    echo "--- boot: tracefs mounts: $(tracefs_mounts)" >>/out/freshboot.log
+    look
+    for step in $(echo "$order" | tr ',' ' '); do
+        case $step in
+        top) run top rtsleuth record --top-level -d 1 -e sched -o /tmp/top.dat ;;
+        instance) run instance rtsleuth record -d 1 -o /tmp/instance.dat ;;
+        top-b) run top-b rtsleuth record --top-level -b 4096 -d 1 -e sched -o /tmp/top-b.dat ;;
+        hwlat) run hwlat rtsleuth hwlat --mode kernel --duration 2 --cpus 1 --threshold 1000 ;;
+        *) echo "lab: unknown freshboot step $step" | tee -a /out/freshboot.log ;;
+        esac
+        look
+    done
+    ls -l /tmp/*.dat >>/out/freshboot.log 2>&1
+    cat /out/freshboot.log
+}
