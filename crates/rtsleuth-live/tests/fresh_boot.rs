@@ -90,6 +90,19 @@ fn a_session_on_a_never_used_buffer_writes_back_its_expanded_size_never_the_stub
 }
 
 #[test]
+fn one_cpus_buffer_on_a_stub_is_restored_as_the_expanded_size() {
+    // A CPU's own file reads `7` on a stub; saving that would shrink the CPU to 7 KB.
+    let tree = fresh_tree();
+    let root = tree.path();
+    let mut s = Session::new(&Tracefs::at(root), Buffer::Top).unwrap();
+    s.set("per_cpu/cpu0/buffer_size_kb", "1411").unwrap();
+    s.restore().unwrap();
+    assert_eq!(read(root, "per_cpu/cpu0/buffer_size_kb"), "1408\n");
+    assert_eq!(read(root, "per_cpu/cpu1/buffer_size_kb"), "7\n");
+    assert_eq!(read(root, "buffer_size_kb"), "7 (expanded: 1408)\n");
+}
+
+#[test]
 fn the_kernels_expansion_of_the_stub_is_no_difference_but_is_reported() {
     let tree = fresh_tree();
     let root = tree.path();

@@ -43,7 +43,10 @@ impl Saved {
             },
             _ => Saved::File {
                 path: path.to_owned(),
-                value: restorable_value(name, &text),
+                value: match stub_of_cpu_buffer(path) {
+                    Some(expands_to_kb) => expands_to_kb.to_string(),
+                    None => restorable_value(name, &text),
+                },
             },
         })
     }
@@ -67,6 +70,22 @@ impl Saved {
             }
             Saved::Instance { path } => remove_instance(path),
         }
+    }
+}
+
+/// For a CPU's `per_cpu/cpuN/buffer_size_kb` whose buffer is still the boot stub, the size it
+/// expands to. The CPU's own file reads just the stub size (`7`), and writing that back would
+/// give the CPU a working 7 KB buffer; only the buffer-wide file says that it is a stub.
+fn stub_of_cpu_buffer(path: &Path) -> Option<u64> {
+    let cpu_dir = path.parent()?;
+    let per_cpu = cpu_dir.parent()?;
+    if path.file_name()? != "buffer_size_kb" || per_cpu.file_name()? != "per_cpu" {
+        return None;
+    }
+    let whole = std::fs::read_to_string(per_cpu.parent()?.join("buffer_size_kb")).ok()?;
+    match BufferSize::parse(&whole)? {
+        BufferSize::Unexpanded { expands_to_kb, .. } => Some(expands_to_kb),
+        _ => None,
     }
 }
 
