@@ -62,7 +62,8 @@ pub enum GraphLine<'a> {
     IrqMarker,
     /// `#` headers, `------` banner rules, `/* ... */` comments inside the graph.
     Comment,
-    /// Hand-drawn markup with no call: a bar carried on between calls, an arrow and its note.
+    /// Hand-drawn markup with no call: a bar carried on between calls, an arrow and its note,
+    /// a comment drawn over.
     Drawing,
     /// `[...]` or `...`.
     Elided,
@@ -161,11 +162,9 @@ fn body<'a>(
     task: Option<Task<'a>>,
     duration_ns: Option<u64>,
 ) -> Option<GraphLine<'a>> {
-    if after[text::leading_spaces(after)..].starts_with("/*") {
-        return Some(GraphLine::Comment);
-    }
     let found = match markup::split(after) {
         Gutter::Call(found) => found,
+        Gutter::Comment => return Some(GraphLine::Comment),
         // A drawing shares a line with no duration, as an entry does.
         Gutter::Drawing if duration_ns.is_none() => return Some(GraphLine::Drawing),
         Gutter::Drawing | Gutter::Neither => return None,

@@ -24,14 +24,17 @@
 //!
 //! A clean line is the degenerate case: blanks, then the call text, nothing marked. A body of
 //! markup alone, with at least one drawing character (a bar carried on between two calls, an
-//! arrow and its note), is a drawing line. Markup after the call text is not recognised.
+//! arrow and its note), is a drawing line; so is a `/* ... */` comment a bar was drawn through,
+//! since a comment carries no call either way. Markup after the call text is not recognised.
 
 /// What the body of a line holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Gutter<'a> {
     /// A call text after blanks and possibly markup.
     Call(Body<'a>),
-    /// Markup only, with at least one drawing character.
+    /// A `/* ... */` comment after blanks only.
+    Comment,
+    /// Markup only, with at least one drawing character, or such markup before a comment.
     Drawing,
     /// Neither: damaged, or text that is not markup.
     Neither,
@@ -91,6 +94,13 @@ pub fn split(body: &str) -> Gutter<'_> {
     let mut drawn = false;
     while i < bytes.len() {
         let b = bytes[i];
+        if body[i..].starts_with("/*") {
+            return match (marked, drawn) {
+                (false, _) => Gutter::Comment,
+                (true, true) => Gutter::Drawing,
+                (true, false) => Gutter::Neither,
+            };
+        }
         if b == b'}' || starts_a_call(&body[i..]) {
             let column = if marked { body[..i].chars().count() } else { i };
             return Gutter::Call(Body {
@@ -211,9 +221,11 @@ mod tests {
             "              |",
             "   +---------+",
             "     ^--- the extra part",
+            "  |     /* sched_wakeup: comm=a pid=2 prio=9 target_cpu=000 */",
         ] {
             assert_eq!(split(body), Gutter::Drawing, "{body:?}");
         }
+        assert_eq!(split("      /* { x; } */"), Gutter::Comment);
     }
 
     /// Text that is neither markup nor a call: the line stays not understood.
@@ -230,6 +242,7 @@ mod tests {
             "  f [m]x() {",
             "  foo:bar();",
             "  (note)",
+            "  note /* x */",
         ] {
             assert_eq!(split(body), Gutter::Neither, "{body:?}");
         }
