@@ -186,10 +186,7 @@ fn body<'a>(
     if let Some(tail) = content.strip_prefix('}') {
         return call(CallKind::Exit, tail_name(tail));
     }
-    let name = text::name_before_paren(content).or_else(|| module_function(content))?;
-    if name.is_empty() {
-        return None;
-    }
+    let name = found.name?;
     // A `/* = retval */` after a leaf is not part of its shape.
     let shape = match content
         .ends_with("*/")
@@ -206,16 +203,6 @@ fn body<'a>(
     } else {
         None
     }
-}
-
-/// `hardirq_fire [rtsleuth_noise]() {`: the kernel prints a module's function with its module
-/// in brackets, the one name with a space before its `(`. The bracket stays in the name, as
-/// the timer events print it, so the two reports name the function alike.
-fn module_function(content: &str) -> Option<&str> {
-    let name = &content[..content.find("](")? + 1];
-    let (function, module) = name.split_once(" [")?;
-    let word = |s: &str| !s.is_empty() && !text::has_space(s);
-    (word(function) && word(module)).then_some(name)
 }
 
 /// The function an exit's `/* func */` tail names: ` /* schedule */`,

@@ -47,6 +47,8 @@ pub struct Body<'a> {
     pub column: usize,
     /// The call text, trailing blanks trimmed.
     pub text: &'a str,
+    /// The function it starts with; `None` when it starts with `}` (an exit).
+    pub name: Option<&'a str>,
     /// Whether anything other than blanks came before it.
     pub marked: bool,
 }
@@ -56,8 +58,9 @@ fn drawing(b: u8) -> bool {
     matches!(b, b'|' | b'+' | b'-' | b'<' | b'>' | b'*' | b'=' | b'^')
 }
 
+/// Only a space is a blank: how wide a tab was drawn is unknowable, so a tab makes a word.
 fn blank(b: u8) -> bool {
-    matches!(b, b' ' | b'\t')
+    b == b' '
 }
 
 /// The characters of a kernel symbol.
@@ -70,20 +73,22 @@ fn symbol_run(s: &str) -> usize {
     s.bytes().take_while(|&b| symbol(b)).count()
 }
 
-/// Whether `s` starts with `name(` or `name [module](`.
-fn starts_a_call(s: &str) -> bool {
+/// The function name `s` starts with, when its `(` follows directly: `name(`, or
+/// `name [module](`. The kernel prints a module's function with its module in brackets, the
+/// one name with a space before its `(`; the bracket stays in the name, as the timer events
+/// print it, so that the two reports name the function alike.
+fn call_name(s: &str) -> Option<&str> {
     let name = symbol_run(s);
     if name == 0 {
-        return false;
+        return None;
     }
     let rest = &s[name..];
     if rest.starts_with('(') {
-        return true;
+        return Some(&s[..name]);
     }
-    rest.strip_prefix(" [").is_some_and(|m| {
-        let module = symbol_run(m);
-        module > 0 && m[module..].starts_with("](")
-    })
+    let m = rest.strip_prefix(" [")?;
+    let module = symbol_run(m);
+    (module > 0 && m[module..].starts_with("](")).then(|| &s[..name + 2 + module + 1])
 }
 
 /// Splits the body of a line (the text after the separator) into markup and call text.
@@ -101,11 +106,13 @@ pub fn split(body: &str) -> Gutter<'_> {
                 (true, false) => Gutter::Neither,
             };
         }
-        if b == b'}' || starts_a_call(&body[i..]) {
+        let name = call_name(&body[i..]);
+        if b == b'}' || name.is_some() {
             let column = if marked { body[..i].chars().count() } else { i };
             return Gutter::Call(Body {
                 column,
                 text: super::text::trim_end(&body[i..]),
+                name,
                 marked,
             });
         }
@@ -166,6 +173,20 @@ mod tests {
             call("  hardirq_fire [rtsleuth_noise]() {"),
             (2, "hardirq_fire [rtsleuth_noise]() {", false)
         );
+        for (body, name) in [
+            (
+                "  hardirq_fire [rtsleuth_noise]() {",
+                Some("hardirq_fire [rtsleuth_noise]"),
+            ),
+            ("  +-->foo.isra.0();", Some("foo.isra.0")),
+            ("  do_open(dfd=0xffffff9c) {", Some("do_open")),
+            ("  } /* f */", None),
+        ] {
+            match split(body) {
+                Gutter::Call(b) => assert_eq!(b.name, name, "{body:?}"),
+                other => panic!("{body:?} is {other:?}"),
+            }
+        }
         assert_eq!(
             call("  do_open(dfd=0xffffff9c, name=0xffff88810a5b8000) {").0,
             2
@@ -243,6 +264,7 @@ mod tests {
             "  foo:bar();",
             "  (note)",
             "  note /* x */",
+            "\tf();",
         ] {
             assert_eq!(split(body), Gutter::Neither, "{body:?}");
         }
