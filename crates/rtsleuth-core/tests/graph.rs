@@ -1,10 +1,13 @@
-//! `graph` on the synthetic timer-interrupt pair (exact answer in
-//! tests/fixtures/function_graph/README.md), on the kernel documentation's and perf-tools'
-//! function_graph samples (values checked by hand against the quoted lines), and on bad input.
+//! `graph` on the synthetic timer-interrupt pair and the annotated excerpt with its clean twin
+//! (exact answers in tests/fixtures/function_graph/README.md), on the kernel documentation's
+//! and perf-tools' function_graph samples (values checked by hand against the quoted lines),
+//! and on bad input.
 
 mod shared_fixtures;
 
 use rtsleuth_core::analyze::graph::{analyze, analyze_pair, GraphOptions};
+use rtsleuth_core::input::Input;
+use rtsleuth_core::read::function_graph::{self, Call, CallKind, GraphInfo, GraphSink};
 use rtsleuth_core::Error;
 use serde_json::Value;
 use std::path::Path;
@@ -213,6 +216,178 @@ fn funcgraph_example_slowest_upcall_ran_a_softirq() {
         (extra["us"].as_f64(), extra["calls"].as_u64()),
         (Some(18.77), Some(28))
     );
+}
+
+const ANNOTATED: &str = "tests/fixtures/function_graph/annotated.txt";
+const ANNOTATED_CLEAN: &str = "tests/fixtures/function_graph/annotated_clean.txt";
+const TICK: &str = "__sysvec_apic_timer_interrupt";
+
+/// One call record: line, kind, name, depth, duration.
+type Record = (u64, CallKind, Option<String>, u32, Option<u64>);
+
+/// Every call record, and how many were marked.
+#[derive(Default)]
+struct Calls {
+    calls: Vec<Record>,
+    marked: u64,
+}
+
+impl GraphSink for Calls {
+    fn call(&mut self, c: &Call<'_>, line: u64) {
+        let name = c.name.map(str::to_string);
+        self.calls
+            .push((line, c.kind, name, c.depth, c.duration_ns));
+        self.marked += u64::from(c.marked);
+    }
+}
+
+fn calls(path: &str) -> (GraphInfo, Calls) {
+    let mut sink = Calls::default();
+    let info = function_graph::read(Input::open(path).unwrap(), &mut sink).unwrap();
+    (info, sink)
+}
+
+/// Lines of the annotated excerpt that differ from its clean twin: the ones drawn on.
+fn drawn_lines() -> Vec<usize> {
+    let (a, c) = (
+        std::fs::read_to_string(repo(ANNOTATED)).unwrap(),
+        std::fs::read_to_string(repo(ANNOTATED_CLEAN)).unwrap(),
+    );
+    assert_eq!(a.lines().count(), c.lines().count());
+    a.lines()
+        .zip(c.lines())
+        .enumerate()
+        .filter(|(_, (a, c))| a != c)
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+#[test]
+fn annotated_excerpt_reads_as_its_clean_twin() {
+    let (info, marked) = calls(&repo(ANNOTATED));
+    let (clean_info, clean) = calls(&repo(ANNOTATED_CLEAN));
+    assert_eq!(marked.calls, clean.calls);
+    // Three interrupts of 42, 68 and 42 call lines (lines 6-47, 51-119 less the event comment
+    // on line 76, 123-164): entries, leaves and exits.
+    assert_eq!(marked.calls.len(), 152);
+    assert_eq!(info.trace.events, 152);
+    // 25 lines drawn on: 23 calls, the event comment in the bar and the note under the
+    // interrupt; none left not understood.
+    let drawn = drawn_lines();
+    assert_eq!(drawn.len(), 25);
+    assert_eq!(info.markup_lines, drawn.len() as u64);
+    assert_eq!(info.first_markup_line, Some(drawn[0] as u64));
+    assert_eq!(info.first_markup_line, Some(58));
+    assert_eq!(marked.marked, 23);
+    assert_eq!((info.trace.unparsed(), clean_info.trace.unparsed()), (0, 0));
+    assert_eq!((clean_info.markup_lines, clean.marked), (0, 0));
+    // The arrowed exit closes hrtimer_wakeup at its depth, 3.
+    let exit = marked.calls.iter().find(|c| c.0 == 81).unwrap();
+    assert_eq!((exit.1, exit.3, exit.4), (CallKind::Exit, 3, Some(9_827)));
+}
+
+/// The document with what names the input or its markup set aside.
+fn without_source(mut doc: Value) -> Value {
+    doc["trace"]["source"] = Value::Null;
+    doc["compare"]["base_source"] = Value::Null;
+    for key in ["markup_lines", "first_markup_line"] {
+        doc.as_object_mut().unwrap().remove(key);
+    }
+    let w = doc["warnings"].as_array_mut().unwrap();
+    w.retain(|w| !w.as_str().unwrap().contains("hand-drawn markup"));
+    doc
+}
+
+const MARKUP_WARNING: &str = "25 lines carry hand-drawn markup (arrows, bars, notes), which was stripped: their calls are read at the column where the call text starts; first at line 58";
+
+#[test]
+fn annotated_excerpt_compares_as_its_clean_twin() {
+    let (a, c) = (repo(ANNOTATED), repo(ANNOTATED_CLEAN));
+    let want = analyze_pair(&c, &c, &opts(None)).unwrap().json;
+    for (slow, base) in [(&a, &c), (&c, &a), (&a, &a)] {
+        let got = analyze_pair(slow, base, &opts(None)).unwrap().json;
+        assert_eq!(
+            without_source(got),
+            without_source(want.clone()),
+            "{slow} {base}"
+        );
+    }
+    let doc = analyze_pair(&a, &c, &opts(None)).unwrap().json;
+    assert_eq!(doc["warnings"], serde_json::json!([MARKUP_WARNING]));
+    assert_eq!(
+        (
+            doc["markup_lines"].as_u64(),
+            doc["first_markup_line"].as_u64()
+        ),
+        (Some(25), Some(58))
+    );
+    assert_eq!(want["warnings"], serde_json::json!([]));
+    assert_eq!(want["markup_lines"], 0);
+    let want = json(&c, Some(TICK));
+    assert_eq!(without_source(json(&a, Some(TICK))), without_source(want));
+}
+
+/// The answer the README derives from gen.py's self times.
+#[test]
+fn annotated_excerpt_names_the_marked_wakeup() {
+    let doc = json(&repo(ANNOTATED), Some(TICK));
+    // 6.235 + 16.452 + 6.330 us; self 0.270 + 0.310 + 0.365 us.
+    let f = function(&doc, TICK);
+    assert_eq!(
+        (
+            f["calls"].as_u64(),
+            f["total_us"].as_f64(),
+            f["self_total_us"].as_f64()
+        ),
+        (Some(3), Some(29.017), Some(0.945))
+    );
+    assert_eq!(
+        (f["max_us"].as_f64(), f["max_at_line"].as_u64()),
+        (Some(16.452), Some(119))
+    );
+    let c = &doc["compare"];
+    assert_eq!(
+        (c["slow_us"].as_f64(), c["slow"]["line"].as_u64()),
+        (Some(16.452), Some(119))
+    );
+    assert_eq!(
+        (c["base_us"].as_f64(), c["base"]["line"].as_u64()),
+        (Some(6.33), Some(164))
+    );
+    assert_eq!(c["delta_us"], 10.122);
+    // The marked subtree, then the second timer's __run_hrtimer bookkeeping.
+    let extra: Vec<(String, f64, u64)> = c["extra"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let f = e["function"].as_str().unwrap().to_string();
+            (f, e["us"].as_f64().unwrap(), e["calls"].as_u64().unwrap())
+        })
+        .collect();
+    let want = [
+        ("hrtimer_wakeup", 9.827, 16),
+        ("__remove_hrtimer", 0.18, 1),
+        ("_raw_spin_unlock_irqrestore", 0.085, 1),
+        ("_raw_spin_lock_irq", 0.085, 1),
+    ]
+    .map(|(f, us, n)| (f.to_string(), us, n));
+    assert_eq!(extra, want);
+    assert_eq!(
+        c["extra"][0]["path"],
+        "__sysvec_apic_timer_interrupt > hrtimer_interrupt > __hrtimer_run_queues > hrtimer_wakeup"
+    );
+    assert_eq!(
+        (c["slower"].clone(), c["missing"].clone()),
+        (Value::Array(vec![]), Value::Array(vec![]))
+    );
+    // The spin the note points at: 0.095 us of its own around 7.317 us in the slow path.
+    let f = function(&doc, "queued_spin_lock_slowpath");
+    assert_eq!(
+        (f["calls"].as_u64(), f["max_us"].as_f64()),
+        (Some(1), Some(7.317))
+    );
+    assert_eq!(function(&doc, "_raw_spin_lock")["max_us"], 7.412);
 }
 
 fn write(dir: &tempfile::TempDir, name: &str, bytes: &[u8]) -> String {

@@ -696,6 +696,18 @@ fn graph_func_json() {
     golden("graph-func.json", &out);
 }
 
+/// A report's annotated excerpt prints what its clean twin prints, and a warning more.
+#[test]
+fn graph_annotated_compare_text() {
+    let annotated = "tests/fixtures/function_graph/annotated.txt";
+    let clean = "tests/fixtures/function_graph/annotated_clean.txt";
+    let want = ok(&["graph", clean, "--compare", clean]);
+    let got = ok(&["graph", annotated, "--compare", clean]);
+    let warning = "warning: 25 lines carry hand-drawn markup (arrows, bars, notes), which was stripped: their calls are read at the column where the call text starts; first at line 58\n";
+    assert_eq!(got, format!("{want}{warning}"));
+    assert!(want.contains("  delta    +10.122 us\n"), "{want}");
+}
+
 #[test]
 fn graph_refusals() {
     // An event trace given to graph, and a function_graph trace given to stats.

@@ -36,6 +36,8 @@ pub fn document(
         "trace": trace_json(&info.trace),
         "task_switches": info.task_switches,
         "irq_markers": info.irq_markers,
+        "markup_lines": info.markup_lines,
+        "first_markup_line": info.first_markup_line,
         "functions": funcs.iter().map(|(n, s)| function_json(n, s)).collect::<Vec<_>>(),
         "compare": cmp.map(comparison_json),
         "warnings": warnings,
@@ -253,6 +255,13 @@ fn comparison_json(c: &Comparison) -> Value {
 
 fn warnings(info: &GraphInfo, pass: &GraphPass) -> Vec<String> {
     let mut w = info.trace.warnings();
+    // Said because the depths of those calls rest on their columns having survived the drawing.
+    if let Some(first) = info.first_markup_line {
+        w.push(format!(
+            "{} lines carry hand-drawn markup (arrows, bars, notes), which was stripped: their calls are read at the column where the call text starts; first at line {first}",
+            info.markup_lines
+        ));
+    }
     let (abandoned, open, truncated) = pass.stack_totals();
     if abandoned > 0 {
         w.push(format!("{abandoned} calls were entered but never exited (lost or cut output); they are not timed"));

@@ -38,6 +38,10 @@ pub struct Block<'a> {
     pub cpus: Vec<u32>,
     /// Line numbers within the block.
     pub unparsed: Vec<UnparsedLine>,
+    /// Lines carrying hand-drawn markup (marked calls and drawings).
+    pub markup_lines: u64,
+    /// The first of them, within the block.
+    pub first_markup: Option<u64>,
 }
 
 /// Classifies every line of `chunk`.
@@ -59,6 +63,13 @@ pub fn parse_block(chunk: &Chunk) -> Block<'_> {
 impl<'a> Block<'a> {
     fn add(&mut self, parsed: GraphLine<'a>, raw: &[u8]) {
         let number = self.counts.total;
+        if matches!(
+            parsed,
+            GraphLine::Call(Call { marked: true, .. }) | GraphLine::Drawing
+        ) {
+            self.markup_lines += 1;
+            self.first_markup.get_or_insert(number);
+        }
         match parsed {
             GraphLine::Call(c) => {
                 self.counts.events += 1;
@@ -78,7 +89,7 @@ impl<'a> Block<'a> {
                 self.irq_markers += 1;
                 self.counts.add(NonEvent::Comment);
             }
-            GraphLine::Comment => self.counts.add(NonEvent::Comment),
+            GraphLine::Comment | GraphLine::Drawing => self.counts.add(NonEvent::Comment),
             GraphLine::Elided => {
                 self.counts.add(NonEvent::Elided);
                 self.records.push(Record::Gap);

@@ -11,9 +11,13 @@
 //! `------` banners around ` 0) prev-1 => next-2` when the CPU switches tasks, `/* ... */`
 //! comments (trace_printk and events inside the graph), `#` headers, and `[...]` where someone
 //! cut lines when pasting.
+//!
+//! Lines pasted into a report may carry hand-drawn markup in the indentation; [`markup`]
+//! says what counts as markup and how the call's column survives it.
 
 use super::columns::{lead, Task};
 use super::duration::{self, Cell};
+use super::markup::{self, Gutter};
 use super::text;
 use crate::event::Timestamp;
 
@@ -41,6 +45,8 @@ pub struct Call<'a> {
     pub ts: Option<Timestamp>,
     /// Exits and leaves; `None` when the duration column is off (`funcgraph -D`).
     pub duration_ns: Option<u64>,
+    /// Hand-drawn markup stood before the call text and was skipped (see [`markup`]).
+    pub marked: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,6 +62,9 @@ pub enum GraphLine<'a> {
     IrqMarker,
     /// `#` headers, `------` banner rules, `/* ... */` comments inside the graph.
     Comment,
+    /// Hand-drawn markup with no call: a bar carried on between calls, an arrow and its note,
+    /// a comment drawn over.
+    Drawing,
     /// `[...]` or `...`.
     Elided,
     Blank,
@@ -125,14 +134,17 @@ fn after_cpu<'a>(cpu: u32, ts: Option<Timestamp>, mut rest: &'a str) -> Option<G
     None
 }
 
-/// A line with no `|` after the CPU: a task-switch banner, or a call printed without the
-/// duration column (then the body starts one space after the `)`).
+/// A line with no `|` after the CPU: a task-switch banner, an IRQ marker or a call printed
+/// without the duration column (then the body starts one space after the `)`).
 fn no_duration_column<'a>(
     cpu: u32,
     ts: Option<Timestamp>,
     task: Option<Task<'a>>,
     rest: &'a str,
 ) -> Option<GraphLine<'a>> {
+    if matches!(text::trim(rest), "==========>" | "<==========") {
+        return Some(GraphLine::IrqMarker);
+    }
     if let Some((from, to)) = rest.split_once("=>") {
         let (from, to) = (Task::parse(from)?, Task::parse(to)?);
         return Some(GraphLine::Switch { cpu, from, to });
@@ -140,8 +152,8 @@ fn no_duration_column<'a>(
     body(rest, 1, cpu, ts, task, None)
 }
 
-/// Reads the indentation and the call after the duration's `|` (or the CPU's `)`). `base` is
-/// the indentation of depth 0.
+/// Reads the indentation and the call after the duration's `|` (or the CPU's `)`), skipping
+/// hand-drawn markup. `base` is the indentation of depth 0.
 fn body<'a>(
     after: &'a str,
     base: usize,
@@ -150,12 +162,15 @@ fn body<'a>(
     task: Option<Task<'a>>,
     duration_ns: Option<u64>,
 ) -> Option<GraphLine<'a>> {
-    let indent = text::leading_spaces(after);
-    let depth = (indent.saturating_sub(base) / 2) as u32;
-    let content = text::trim_end(&after[indent..]);
-    if content.starts_with("/*") {
-        return Some(GraphLine::Comment);
-    }
+    let found = match markup::split(after) {
+        Gutter::Call(found) => found,
+        Gutter::Comment => return Some(GraphLine::Comment),
+        // A drawing shares a line with no duration, as an entry does.
+        Gutter::Drawing if duration_ns.is_none() => return Some(GraphLine::Drawing),
+        Gutter::Drawing | Gutter::Neither => return None,
+    };
+    let depth = (found.column.saturating_sub(base) / 2) as u32;
+    let content = found.text;
     let call = |kind, name| {
         Some(GraphLine::Call(Call {
             kind,
@@ -165,15 +180,13 @@ fn body<'a>(
             task,
             ts,
             duration_ns,
+            marked: found.marked,
         }))
     };
     if let Some(tail) = content.strip_prefix('}') {
         return call(CallKind::Exit, tail_name(tail));
     }
-    let name = text::name_before_paren(content).or_else(|| module_function(content))?;
-    if name.is_empty() {
-        return None;
-    }
+    let name = found.name?;
     // A `/* = retval */` after a leaf is not part of its shape.
     let shape = match content
         .ends_with("*/")
@@ -190,16 +203,6 @@ fn body<'a>(
     } else {
         None
     }
-}
-
-/// `hardirq_fire [rtsleuth_noise]() {`: the kernel prints a module's function with its module
-/// in brackets, the one name with a space before its `(`. The bracket stays in the name, as
-/// the timer events print it, so the two reports name the function alike.
-fn module_function(content: &str) -> Option<&str> {
-    let name = &content[..content.find("](")? + 1];
-    let (function, module) = name.split_once(" [")?;
-    let word = |s: &str| !s.is_empty() && !text::has_space(s);
-    (word(function) && word(module)).then_some(name)
 }
 
 /// The function an exit's `/* func */` tail names: ` /* schedule */`,
@@ -347,6 +350,111 @@ mod tests {
         );
         assert_eq!(parse_line("[...]"), GraphLine::Elided);
         assert_eq!(parse_line("   "), GraphLine::Blank);
+    }
+
+    /// (kind, name, depth, duration, marked) of a call line.
+    fn shape(line: &str) -> (CallKind, Option<&str>, u32, Option<u64>, bool) {
+        let c = call(line);
+        (c.kind, c.name, c.depth, c.duration_ns, c.marked)
+    }
+
+    /// Each form of markup drawn over a clean line's indentation leaves the call as it was,
+    /// flagged as marked.
+    #[test]
+    fn markup_over_the_indentation() {
+        for (marked, clean) in [
+            (
+                " 0)   0.210 us    |      +---->ktime_get();",
+                " 0)   0.210 us    |            ktime_get();",
+            ),
+            (
+                " 0)   7.512 us    |    +---->}",
+                " 0)   7.512 us    |          }",
+            ),
+            (
+                " 0)               | | |     hrtimer_forward() {",
+                " 0)               |         hrtimer_forward() {",
+            ),
+            (
+                " 0)   0.105 us    |  | additional part      preempt_count_sub();",
+                " 0)   0.105 us    |                         preempt_count_sub();",
+            ),
+            (
+                " 0)               |   (~7.5us)   |       _raw_spin_lock() {",
+                " 0)               |                      _raw_spin_lock() {",
+            ),
+            (
+                " 0)   2.340 us    |  <--- re-armed } /* hrtimer_start_range_ns */",
+                " 0)   2.340 us    |                } /* hrtimer_start_range_ns */",
+            ),
+            (
+                "  120.000001 |   1)   sh-42   |   0.333 us    | * ^ (x)   f.isra.0();",
+                "  120.000001 |   1)   sh-42   |   0.333 us    |           f.isra.0();",
+            ),
+            (" 1) -->   f();", " 1)       f();"),
+        ] {
+            let (m, c) = (shape(marked), shape(clean));
+            assert_eq!((m.0, m.1, m.2, m.3), (c.0, c.1, c.2, c.3), "{marked}");
+            assert_eq!((m.4, c.4), (true, false), "{marked}");
+        }
+        assert_eq!(
+            shape(" 0)   0.210 us    |              +---->ktime_get();"),
+            (CallKind::Leaf, Some("ktime_get"), 9, Some(210), true)
+        );
+    }
+
+    /// Names with underscores and dots, exits with their tail and arguments are call text,
+    /// not markup.
+    #[test]
+    fn symbols_are_not_markup() {
+        assert_eq!(
+            shape(" 2)   1.020 us    |    __x64_sys_nanosleep();"),
+            (
+                CallKind::Leaf,
+                Some("__x64_sys_nanosleep"),
+                1,
+                Some(1020),
+                false
+            )
+        );
+        assert_eq!(
+            shape(" 2)               |  foo.isra.0() {"),
+            (CallKind::Entry, Some("foo.isra.0"), 0, None, false)
+        );
+        assert_eq!(
+            shape(" 2)   7.100 us    |  } /* hrtimer_interrupt */"),
+            (
+                CallKind::Exit,
+                Some("hrtimer_interrupt"),
+                0,
+                Some(7100),
+                false
+            )
+        );
+        assert!(
+            !call(" 1)               |  do_open(dfd=0xffffff9c, name=0xffff88810a5b8000) {").marked
+        );
+    }
+
+    #[test]
+    fn drawings_and_markers() {
+        assert_eq!(parse_line(" 0)               |     |"), GraphLine::Drawing);
+        assert_eq!(
+            parse_line(" 0)               |     ^---- the extra part"),
+            GraphLine::Drawing
+        );
+        // A drawing has no duration of its own; with one, the line is damaged.
+        assert_eq!(parse_line(" 0)   0.210 us    |     |"), GraphLine::Unparsed);
+        // Markers and comments are the kernel's, in every column layout.
+        assert_eq!(parse_line(" 1) ==========>"), GraphLine::IrqMarker);
+        assert_eq!(
+            parse_line(" 1)  sh-42  | <=========="),
+            GraphLine::IrqMarker
+        );
+        assert_eq!(
+            parse_line(" 1)               |      /* sched_switch: prev=a next=b */"),
+            GraphLine::Comment
+        );
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod block;
 mod columns;
 mod duration;
 mod line;
+mod markup;
 mod text;
 
 pub use columns::Task;
@@ -44,6 +45,10 @@ pub struct GraphInfo {
     pub irq_markers: u64,
     /// `prev => next` banners.
     pub task_switches: u64,
+    /// Lines carrying hand-drawn markup (arrows, bars, notes) that the reader skipped.
+    pub markup_lines: u64,
+    /// The first of them (1-based).
+    pub first_markup_line: Option<u64>,
 }
 
 /// True when `line` is unmistakably a timed function_graph call (format detection).
@@ -81,6 +86,8 @@ fn read_blocks(
         trace,
         irq_markers: 0,
         task_switches: 0,
+        markup_lines: 0,
+        first_markup_line: None,
     };
     loop {
         let batch = next_batch(&mut chunks, window)?;
@@ -148,6 +155,10 @@ impl GraphInfo {
         t.lines.merge(&block.counts);
         self.irq_markers += block.irq_markers;
         self.task_switches += block.task_switches;
+        self.markup_lines += block.markup_lines;
+        if self.first_markup_line.is_none() {
+            self.first_markup_line = block.first_markup.map(|l| base + l);
+        }
     }
 
     /// An input with no call at all is not function_graph output, whatever it looked like.
@@ -242,5 +253,26 @@ mod tests {
         assert_eq!((t.lines.total, t.events, t.unparsed()), (12, 4, 1));
         assert_eq!(t.unparsed_examples[0].line, 11);
         assert_eq!(t.first_ts, Some(100_000_001_000));
+    }
+
+    /// Marked calls and drawings are counted once each, the first by its line in the file,
+    /// however the blocks fall; the drawing is no call.
+    #[test]
+    fn markup_lines_counted_across_blocks() {
+        let text = b" 0)               |  f() {\n\
+            \x200)   0.500 us    |  +->g();\n\
+            \x200)               |  |\n\
+            \x200)   1.000 us    |  }\n\
+            \x200)   0.700 us    |  (!) h();\n";
+        for block in [1, 30, 1 << 20] {
+            let (info, log) = read_in_blocks(text, block);
+            assert_eq!(
+                (info.markup_lines, info.first_markup_line),
+                (3, Some(2)),
+                "blocks of {block} bytes"
+            );
+            assert_eq!((info.trace.events, info.trace.unparsed()), (4, 0));
+            assert_eq!(log.0.len(), 4);
+        }
     }
 }

@@ -61,22 +61,6 @@ pub fn has_space(s: &str) -> bool {
     }
 }
 
-/// What comes before the first `(`, when it holds no whitespace: in one pass, what
-/// `s.split_once('(')` followed by `contains(char::is_whitespace)` on the first part says.
-pub fn name_before_paren(s: &str) -> Option<&str> {
-    // Whitespace is ASCII at or below a space, or not ASCII at all: a byte outside
-    // `!`..=`~` sends the rest of the search to the exact check.
-    let i = s
-        .bytes()
-        .position(|b| b == b'(' || !(b'!'..=b'~').contains(&b))
-        .unwrap_or(s.len());
-    if s.as_bytes().get(i) == Some(&b'(') {
-        return Some(&s[..i]);
-    }
-    let name = &s[..find(s, b'(')?];
-    (!has_space(name)).then_some(name)
-}
-
 /// `s.find(c)` for an ASCII `c`. The cells searched are a few bytes long, where a plain loop
 /// beats `memchr`'s setup.
 pub fn find(s: &str, c: u8) -> Option<usize> {
@@ -147,22 +131,6 @@ mod tests {
             let s = format!("{}x{}", " ".repeat(n), " ".repeat(9));
             assert_eq!(leading_spaces(&s), n);
             assert_eq!(leading_spaces(&" ".repeat(n)), n);
-        }
-        for s in [
-            "f() {",
-            "f(a b) {",
-            "f g();",
-            "é(x);",
-            "f\u{a0}();",
-            "f",
-            "(x)",
-            "a\tb()",
-        ] {
-            let slow = s
-                .split_once('(')
-                .map(|(n, _)| n)
-                .filter(|n| !n.contains(char::is_whitespace));
-            assert_eq!(name_before_paren(s), slow, "{s:?}");
         }
     }
 }
