@@ -176,17 +176,14 @@ impl<'a> Prefix<'a> {
         (ts, unit): (Timestamp, TimestampUnit),
     ) -> Option<Self> {
         let (task, tgid) = split_tgid(task.trim_ascii())?;
-        let ftrace = split_task(task).map(|(comm, pid)| (comm, pid, tgid, false));
-        let perf = || {
-            perf_line::split_task(task)
-                .filter(|_| tgid.is_none())
-                .map(|(comm, tid, pid)| (comm, tid, pid, true))
-        };
-        let (comm, pid, tgid, perf) = match ftrace {
-            // A blank before the dash is perf's unknown task, `:-1    -1`, not a `comm-pid`.
-            Some((comm, ..)) if comm.ends_with([' ', '\t']) => perf().or(ftrace)?,
-            Some(found) => found,
-            None => perf()?,
+        // Both forms read only a task whose last word is perf's `-1` (unknown, `:-1    -1/-1`);
+        // as `comm-pid` that would be pid 1 with a comm ending in a blank or a `/`.
+        let (comm, pid, tgid, perf) = match perf_line::split_task(task).filter(|_| tgid.is_none()) {
+            Some((comm, tid, pid)) => (comm, tid, pid, true),
+            None => {
+                let (comm, pid) = split_task(task)?;
+                (comm, pid, tgid, false)
+            }
         };
         Some(Prefix {
             comm,

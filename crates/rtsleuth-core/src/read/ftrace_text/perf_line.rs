@@ -110,6 +110,8 @@ mod tests {
             Some(("kworker/u8:0-ev", 25976, None))
         );
         assert_eq!(split_task("perf -1"), Some(("perf", -1, None)));
+        assert_eq!(split_task(":-1    -1/-1"), Some((":-1", -1, Some(-1))));
+        assert_eq!(split_task(":-1 11679/-1"), Some((":-1", -1, Some(11679))));
         assert_eq!(split_task("cyclictest-6112"), None);
         assert_eq!(split_task("perf 12x"), None);
         assert_eq!(split_task("perf 1/"), None);
