@@ -78,6 +78,8 @@ impl Stats {
             "compression": info.compression,
             "timestamps": info.timestamps,
             "tracer": info.header.tracer,
+            "printed_by": info.header.perf_script.then_some("perf script"),
+            "perf_version": info.header.perf_version,
             "nr_cpus": info.header.nr_cpus,
             "events": info.events,
             "cpus": info.cpus,
@@ -166,6 +168,12 @@ fn summary_pairs(info: &TraceInfo, tasks: usize) -> Vec<(String, String)> {
     }
     if let Some(t) = &info.header.tracer {
         format.push_str(&format!(", tracer {t}"));
+    }
+    if info.header.perf_script {
+        format.push_str(", printed by perf script");
+        if let Some(v) = &info.header.perf_version {
+            format.push_str(&format!(" (perf {v})"));
+        }
     }
     let span = match (info.first_ts, info.last_ts) {
         (Some(a), Some(b)) => format!(

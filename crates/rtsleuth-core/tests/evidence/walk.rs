@@ -837,7 +837,15 @@ impl<'f> Referee<'f> {
                         None
                     }
                 } else {
-                    self.cpus[c as usize].stack.last().map(|f| f.ty)
+                    // Callbacks run only in interrupt context: inside the traced interrupt,
+                    // else the hard interrupt whose entry was not traced (perf script of
+                    // sched/irq/timer events has neither flags nor irq_vectors).
+                    Some(
+                        self.cpus[c as usize]
+                            .stack
+                            .last()
+                            .map_or(Ty::Hard, |f| f.ty),
+                    )
                 };
                 if let Some(ty) = ty {
                     self.push_frame(c, ty, What::Callback(hrtimer, function.to_string()));

@@ -204,9 +204,11 @@ impl CpuTimeline {
                 };
                 self.enter(ts, irq, ev.flags);
             }
+            // Timer callbacks run in interrupt context: without flags (perf script, trace-cmd
+            // report) and without a traced interrupt entry around it, the entry itself says so.
             EventKind::HrtimerExpireEntry {
                 hrtimer, function, ..
-            } if !task_context => {
+            } if !(task_context && ev.flags.known) => {
                 let function = names.intern(function);
                 let softirq = self.stack.iter().rev().find_map(|f| match f.irq {
                     Irq::Softirq { vec, action } => Some((vec, action)),

@@ -1,6 +1,8 @@
 //! What the comment header at the top of a text trace tells: the tracer, the CPU count, how
-//! many entries the ring buffer overwrote, and what each flag column means.
+//! many entries the ring buffer overwrote, what each flag column means, and whether `perf script`
+//! printed the text.
 
+use super::line::printed_by_perf;
 use crate::event::FlagLayout;
 use serde::Serialize;
 
@@ -8,7 +10,8 @@ use serde::Serialize;
 pub struct Header {
     /// `# tracer: nop` / `irqsoff` / `wakeup_rt`…
     pub tracer: Option<String>,
-    /// `#P:4` in the kernel's header, `cpus=4` in `trace-cmd report`.
+    /// `#P:4` in the kernel's header, `cpus=4` in `trace-cmd report`, `# nrcpus online : 4` in
+    /// `perf script --header`.
     pub nr_cpus: Option<u32>,
     /// `entries-in-buffer/entries-written: 69657/223807`: the buffer kept the first number of
     /// the second; the difference was overwritten before the trace was read.
@@ -22,6 +25,11 @@ pub struct Header {
     pub latency_format: bool,
     /// The `# latency: 259 us, #4/4, CPU#2 | (M:preempt ...)` line of a latency tracer.
     pub latency_line: Option<String>,
+    /// The first event line is `perf script`'s: the trace went through perf's buffers, not
+    /// ftrace's, and its lines carry no flags.
+    pub perf_script: bool,
+    /// `# perf version : 6.1.187` from `perf script --header`.
+    pub perf_version: Option<String>,
 }
 
 impl Header {
@@ -51,6 +59,7 @@ impl Header {
                 continue;
             }
             let Some(c) = l.strip_prefix('#') else {
+                h.perf_script = printed_by_perf(l);
                 break;
             };
             let c = c.trim();
@@ -74,6 +83,12 @@ impl Header {
                 h.latency_format = true;
             } else if let Some(pos) = c.find("=>") {
                 names.push(c[pos + 2..].trim().to_string());
+            } else if let Some((key, value)) = c.split_once(" : ") {
+                match key.trim_ascii_end() {
+                    "perf version" => h.perf_version = Some(value.trim().to_string()),
+                    "nrcpus online" => h.nr_cpus = value.trim().parse().ok(),
+                    _ => {}
+                }
             }
         }
         h.flag_layout = layout_from_names(&names);
@@ -138,5 +153,23 @@ mod tests {
         assert_eq!(h.nr_cpus, Some(4));
         assert!(h.latency_format);
         assert!(h.latency_line.unwrap().starts_with("latency: 259 us"));
+    }
+
+    #[test]
+    fn perf_script_header() {
+        let h = Header::scan(
+            "# ========\n# captured on    : Wed Nov 25 10:11:32 2026\n# perf version : 6.1.187\n\
+             # nrcpus online : 2\n# nrcpus avail : 4\n# ========\n#\n\
+                         perf 11678 [000]  4903.235148: sched:sched_stat_runtime: comm=perf pid=11678 runtime=262842 [ns]\n",
+        );
+        assert!(h.perf_script);
+        assert_eq!(h.perf_version.as_deref(), Some("6.1.187"));
+        assert_eq!(h.nr_cpus, Some(2));
+        let plain = Header::scan(
+            "  swapper 0/0 [001] 1.000000001: irq:softirq_entry: vec=7 [action=SCHED]\n",
+        );
+        assert!(plain.perf_script);
+        assert_eq!(plain.perf_version, None);
+        assert!(!Header::scan("  bash-1 [000] .... 1.0: x: y\n").perf_script);
     }
 }

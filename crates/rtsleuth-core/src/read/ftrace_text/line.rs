@@ -1,9 +1,10 @@
 //! One line of ftrace text: an event, or one of the other things traces contain.
 //!
 //! An event line is `comm-pid [tgid] [cpu] flags timestamp: name: payload` in one of its
-//! variants; the latency format is `comm-pid cpuflags timestamp-us marker: name: payload`.
+//! variants; the latency format is `comm-pid cpuflags timestamp-us marker: name: payload`;
+//! `perf script` prints `comm tid [cpu] timestamp: system:name: payload` ([`super::perf_line`]).
 
-use super::payload;
+use super::{payload, perf_line};
 use crate::event::{Event, EventKind, FlagLayout, Flags, Timestamp};
 use crate::read::Decode;
 
@@ -35,19 +36,24 @@ pub enum NonEvent {
     TraceCmdHeader,
     /// `[...]` or `...`: someone cut lines out when pasting.
     Elided,
-    /// ` => function` lines of a `<stack trace>`.
+    /// ` => function` lines of a `<stack trace>`, and the callchain lines under a `perf script`
+    /// sample recorded with `-g`.
     StackFrame,
+    /// `perf script`'s side-band records (`PERF_RECORD_COMM`, `PERF_RECORD_MMAP`…): perf's own
+    /// bookkeeping, printed with `--show-*-events`.
+    PerfRecord,
     /// Anything else: not a line rtsleuth understands.
     Unparsed,
 }
 
 impl NonEvent {
-    pub const ALL: [NonEvent; 6] = [
+    pub const ALL: [NonEvent; 7] = [
         NonEvent::Blank,
         NonEvent::Comment,
         NonEvent::TraceCmdHeader,
         NonEvent::Elided,
         NonEvent::StackFrame,
+        NonEvent::PerfRecord,
         NonEvent::Unparsed,
     ];
 
@@ -59,6 +65,7 @@ impl NonEvent {
             NonEvent::TraceCmdHeader => "trace_cmd_header",
             NonEvent::Elided => "elided",
             NonEvent::StackFrame => "stack_frame",
+            NonEvent::PerfRecord => "perf_record",
             NonEvent::Unparsed => "unparsed",
         }
     }
@@ -107,15 +114,12 @@ pub fn parse_line<'a>(line: &'a str, ctx: &LineContext) -> Line<'a> {
         }
         return Line::Other(NonEvent::Comment);
     }
-    if let Some((ev, unit)) = parse_event(t, ctx) {
-        return Line::Event(ev, unit);
-    }
-    classify_other(t)
+    parse_event(t, ctx).unwrap_or_else(|| classify_other(t))
 }
 
 fn classify_other(t: &str) -> Line<'_> {
     let t = t.trim_ascii_end();
-    if t.starts_with("=>") {
+    if t.starts_with("=>") || perf_line::is_callchain_frame(t) {
         return Line::Other(NonEvent::StackFrame);
     }
     if t == "[...]" || (t.len() >= 3 && t.bytes().all(|b| b == b'.')) {
@@ -157,10 +161,14 @@ struct Prefix<'a> {
     flags: Flags,
     ts: Timestamp,
     unit: TimestampUnit,
+    /// The task was printed `comm tid`: the line is perf script's, and its event is
+    /// `system:name`.
+    perf: bool,
 }
 
 impl<'a> Prefix<'a> {
-    /// Completes a prefix from the `comm-pid`, with or without `(tgid)`, before the CPU column.
+    /// Completes a prefix from the `comm-pid`, with or without `(tgid)`, or perf's `comm tid`,
+    /// before the CPU column.
     fn new(
         task: &'a str,
         cpu: u32,
@@ -168,7 +176,15 @@ impl<'a> Prefix<'a> {
         (ts, unit): (Timestamp, TimestampUnit),
     ) -> Option<Self> {
         let (task, tgid) = split_tgid(task.trim_ascii())?;
-        let (comm, pid) = split_task(task)?;
+        // Both forms read only a task whose last word is perf's `-1` (unknown, `:-1    -1/-1`);
+        // as `comm-pid` that would be pid 1 with a comm ending in a blank or a `/`.
+        let (comm, pid, tgid, perf) = match perf_line::split_task(task).filter(|_| tgid.is_none()) {
+            Some((comm, tid, pid)) => (comm, tid, pid, true),
+            None => {
+                let (comm, pid) = split_task(task)?;
+                (comm, pid, tgid, false)
+            }
+        };
         Some(Prefix {
             comm,
             pid,
@@ -177,6 +193,7 @@ impl<'a> Prefix<'a> {
             flags,
             ts,
             unit,
+            perf,
         })
     }
 }
@@ -195,18 +212,24 @@ pub enum TimestampUnit {
     Counter,
 }
 
-/// Parses an event line, or returns `None` if the line is not one.
-pub fn parse_event<'a>(line: &'a str, ctx: &LineContext) -> Option<(Event<'a>, TimestampUnit)> {
-    let (prefix, rest) = match common_prefix(line, ctx) {
-        Some(found) => found,
-        None => {
-            let colon = first_colon_space(line.as_bytes())?;
-            let head = &line[..colon];
-            let prefix = bracketed_prefix(head, ctx).or_else(|| latency_prefix(head, ctx))?;
-            (prefix, line.get(colon + 2..).unwrap_or(""))
+/// Parses an event line (or a perf record in an event's place), or returns `None` if the line
+/// is not one.
+fn parse_event<'a>(line: &'a str, ctx: &LineContext) -> Option<Line<'a>> {
+    let (prefix, rest) = split_prefix(line, ctx)?;
+    let (name, payload) = if prefix.perf {
+        match perf_line::rest(rest)? {
+            perf_line::Rest::Event { name, payload } => (name, payload),
+            perf_line::Rest::Lost(count) => {
+                return Some(Line::Lost {
+                    cpu: Some(prefix.cpu),
+                    count,
+                })
+            }
+            perf_line::Rest::SideBand => return Some(Line::Other(NonEvent::PerfRecord)),
         }
+    } else {
+        split_name(rest)
     };
-    let (name, payload) = split_name(rest);
     let kind = if ctx.decode.wants(name) {
         payload::decode(name, payload)
     } else {
@@ -223,7 +246,22 @@ pub fn parse_event<'a>(line: &'a str, ctx: &LineContext) -> Option<(Event<'a>, T
         payload,
         kind,
     };
-    Some((event, prefix.unit))
+    Some(Line::Event(event, prefix.unit))
+}
+
+/// Whether `line` is an event line as `perf script` prints it.
+pub(super) fn printed_by_perf(line: &str) -> bool {
+    split_prefix(line.trim_ascii_start(), &LineContext::default()).is_some_and(|(p, _)| p.perf)
+}
+
+/// The prefix of an event line and the text after it.
+fn split_prefix<'a>(line: &'a str, ctx: &LineContext) -> Option<(Prefix<'a>, &'a str)> {
+    common_prefix(line, ctx).or_else(|| {
+        let colon = first_colon_space(line.as_bytes())?;
+        let head = &line[..colon];
+        let prefix = bracketed_prefix(head, ctx).or_else(|| latency_prefix(head, ctx))?;
+        Some((prefix, line.get(colon + 2..).unwrap_or("")))
+    })
 }
 
 /// The form nearly every line has, `comm-pid [(tgid)] [cpu] [flags] secs.frac: `, in one

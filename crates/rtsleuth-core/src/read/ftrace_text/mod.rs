@@ -1,6 +1,7 @@
 //! The ftrace text reader: the kernel's `trace` and `trace_pipe` files in every header
 //! variant, `trace-cmd report` output (plain, `-R`, plugin forms), Android atrace, the latency
-//! format and the latency tracers' output.
+//! format and the latency tracers' output, and `perf script` output of tracepoints (the same
+//! events and payloads, printed with perf's line prefix).
 //!
 //! Blocks of whole lines are parsed in parallel (a window of blocks at a time, so memory stays
 //! bounded), then handed to the sink in file order.
@@ -8,6 +9,7 @@
 mod header;
 mod line;
 pub(crate) mod payload;
+mod perf_line;
 
 pub use header::Header;
 pub use line::{parse_line, Line, LineContext, NonEvent, TimestampUnit};
@@ -170,7 +172,7 @@ impl Driver {
             return Err(Error::NotATrace {
                 path: info.source.clone(),
                 why: format!(
-                    "none of its {} lines is an ftrace event line (`comm-pid [cpu] flags timestamp: event: fields`){example}",
+                    "none of its {} lines is an ftrace event line (`comm-pid [cpu] flags timestamp: event: fields`) or a perf script one (`comm tid [cpu] timestamp: system:event: fields`){example}",
                     info.lines.total
                 ),
             });
