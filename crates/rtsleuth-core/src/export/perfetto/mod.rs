@@ -125,7 +125,11 @@ impl<W: Write> PerfettoExport<W> {
 
 impl<W: Write + Send> EventSink for PerfettoExport<W> {
     fn event(&mut self, ev: &Event<'_>) {
-        if let Some(tree) = self.tasks.observe(ev) {
+        let fe = events::ftrace_event(ev, &mut self.symbols);
+        if let Some(tree) = self
+            .tasks
+            .observe(ev, fe.as_ref().and_then(|e| e.body.as_ref()))
+        {
             self.out.write(
                 FTRACE_SEQUENCE,
                 TracePacket {
@@ -135,7 +139,7 @@ impl<W: Write + Send> EventSink for PerfettoExport<W> {
                 },
             );
         }
-        let Some(fe) = events::ftrace_event(ev, &mut self.symbols) else {
+        let Some(fe) = fe else {
             self.summary.skipped += 1;
             return;
         };

@@ -21,7 +21,7 @@ mod payload;
 mod prescan;
 mod skips;
 mod symbols;
-mod tasks;
+pub(crate) mod tasks;
 #[cfg(test)]
 mod tests;
 
