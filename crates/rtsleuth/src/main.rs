@@ -1,6 +1,7 @@
 //! The `rtsleuth` command: argument parsing and wiring only; all work is in `rtsleuth-core`.
 
 mod audit;
+mod export;
 mod graph;
 mod hwlat;
 mod irq;
@@ -99,6 +100,9 @@ enum Command {
     /// Hardware/firmware latency (SMIs, hypervisor steal, firmware): the kernel's hwlat tracer,
     /// or a SCHED_FIFO thread per CPU that reads the clock and reports the gaps.
     Hwlat(hwlat::HwlatArgs),
+    /// The trace and its explanation for another tool: --perfetto OUT writes a Perfetto trace
+    /// where each late wake-up is drawn on the late thread, culprits named, in ui.perfetto.dev.
+    Export(export::ExportArgs),
 }
 
 /// Which tasks a per-task command looks at.
@@ -194,6 +198,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Record(args) => return record::run(args),
         Command::Measure(args) => measure::run(args),
         Command::Hwlat(args) => hwlat::run(args),
+        Command::Export(args) => export::run(args),
     };
     done.map(|()| ExitCode::SUCCESS)
 }

@@ -72,6 +72,22 @@ impl TaskState {
         }
     }
 
+    /// The bits [`TaskState::from_report_bits`] reads back as this state, for writing a binary
+    /// trace. `Unknown` has none: no bit pattern means "not known".
+    pub fn to_report_bits(self) -> Option<u64> {
+        Some(match self {
+            TaskState::Runnable => 0,
+            TaskState::Preempted => 0x100,
+            TaskState::Sleeping => 0x1,
+            TaskState::Uninterruptible => 0x2,
+            TaskState::Stopped => 0x4,
+            TaskState::Dead => 0x10,
+            TaskState::Parked => 0x40,
+            TaskState::Idle => 0x80,
+            TaskState::Unknown => return None,
+        })
+    }
+
     /// The raw `prev_state` number (see [`TaskState::parse`]).
     pub fn from_raw(n: u64) -> TaskState {
         match n {
@@ -125,6 +141,23 @@ mod tests {
         assert_eq!(TaskState::parse("1024"), Preempted);
         assert_eq!(TaskState::parse("4096"), Preempted);
         assert_eq!(TaskState::parse("64"), Unknown);
+    }
+
+    #[test]
+    fn report_bits_read_back_as_the_state() {
+        for s in [
+            Runnable,
+            Preempted,
+            Sleeping,
+            Uninterruptible,
+            Stopped,
+            Dead,
+            Parked,
+            Idle,
+        ] {
+            assert_eq!(TaskState::from_report_bits(s.to_report_bits().unwrap()), s);
+        }
+        assert_eq!(Unknown.to_report_bits(), None);
     }
 
     #[test]

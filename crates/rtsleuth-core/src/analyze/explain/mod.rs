@@ -32,6 +32,7 @@ mod cause;
 mod clock;
 mod decompose;
 mod finding;
+mod outline;
 mod period;
 mod rank;
 mod report;
@@ -40,6 +41,7 @@ mod victim;
 
 pub use cause::{Cause, Phase, Source};
 pub use clock::HrtimerClock;
+pub use outline::{Outline, OutlineStretch};
 
 use crate::analyze::names::Names;
 use crate::analyze::wakeups::{RunAt as WakeEnd, Step, Wake, Wakeups};

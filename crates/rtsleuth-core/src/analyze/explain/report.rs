@@ -4,7 +4,7 @@ use super::cause::{Cause, Phase, Source};
 use super::finding::{Component, Culprit, Evidence, Finding, Note, RunAt};
 use super::period::INTERVALS;
 use super::victim::{aggregate_into, Aggregate, Spikes};
-use super::Explain;
+use super::{Explain, Outline, OutlineStretch};
 use crate::analyze::wakeups::RunAt as WakeEnd;
 use crate::event::{ns_to_us, ts_to_secs, Timestamp};
 use crate::read::TraceInfo;
@@ -38,14 +38,60 @@ impl Explain {
         pids
     }
 
-    pub fn document(&mut self, info: &TraceInfo) -> Document {
-        let pids = self.reported_pids();
+    /// The findings a report shows, worst first: the `top` worst of the reported tasks.
+    fn reported_findings(&self, pids: &[i32]) -> Vec<&Finding> {
         let mut findings: Vec<&Finding> = pids
             .iter()
             .flat_map(|p| self.victims[p].worst.iter())
             .collect();
         findings.sort_by(|a, b| b.latency_ns().cmp(&a.latency_ns()).then(a.run.cmp(&b.run)));
         findings.truncate(self.opts.top);
+        findings
+    }
+
+    /// The findings the report shows, each with its timeline rendered as the JSON renders it
+    /// but with times in nanoseconds: what an export draws.
+    pub fn outlines(&mut self) -> Vec<Outline> {
+        let pids = self.reported_pids();
+        self.reported_findings(&pids)
+            .into_iter()
+            .map(|f| Outline {
+                pid: f.pid,
+                comm: self.tasks.get(f.pid).to_string(),
+                prio: f.prio,
+                cpu: f.cpu,
+                source: f.source,
+                expected: f.expected,
+                wakeup: f.wakeup,
+                run: f.run,
+                run_at: f.run_at.as_str(),
+                latency_ns: f.latency_ns(),
+                root_cause: f.root_cause(),
+                summary: self.summary(f),
+                timeline: f
+                    .timeline
+                    .iter()
+                    .map(|c| {
+                        let r = self.render(f, c);
+                        OutlineStretch {
+                            cause: c.cause,
+                            phase: c.phase,
+                            cpu: c.cpu,
+                            start: c.start,
+                            end: c.end,
+                            culprit: r.culprit,
+                            culprit_pid: culprit_pid(c),
+                            detail: r.detail,
+                        }
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+
+    pub fn document(&mut self, info: &TraceInfo) -> Document {
+        let pids = self.reported_pids();
+        let findings = self.reported_findings(&pids);
         let mut aggregate = Aggregate::default();
         if self.opts.threshold_us.is_some() {
             for p in &pids {
@@ -293,10 +339,7 @@ impl Explain {
             "end_ts": ts_to_secs(c.end),
             "cpu": c.cpu,
             "culprit": r.culprit,
-            "culprit_pid": match c.culprit {
-                Some(Culprit::Task(pid)) => Some(pid),
-                _ => None,
-            },
+            "culprit_pid": culprit_pid(c),
             "detail": r.detail,
         })
     }
@@ -483,6 +526,14 @@ impl Explain {
 const TARGETS_LISTED: usize = 8;
 /// How many of the worst tasks a summary names.
 const TARGETS_WORST: usize = 5;
+
+/// The pid of a component's culprit when it is a task.
+fn culprit_pid(c: &Component) -> Option<i32> {
+    match c.culprit {
+        Some(Culprit::Task(pid)) => Some(pid),
+        _ => None,
+    }
+}
 
 fn milestone(ts: Timestamp, what: &str) -> String {
     format!("   {:>17}  {what}", fmt_ts_ns(ts))

@@ -13,14 +13,15 @@ mod compact;
 mod emit;
 mod ftrace_stats;
 mod kind;
-mod messages;
+pub(crate) mod messages;
+pub(crate) use kind::softirq_action;
 mod order;
 mod packets;
 mod payload;
 mod prescan;
 mod skips;
 mod symbols;
-mod tasks;
+pub(crate) mod tasks;
 #[cfg(test)]
 mod tests;
 
