@@ -39,6 +39,9 @@ pub struct LatencyOptions {
     pub sort: SortKey,
     /// Print a latency histogram.
     pub hist: bool,
+    /// Give every task row its own histogram (`histogram` in the JSON), for a report that
+    /// draws one per task; the text and CSV tables do not change.
+    pub task_histograms: bool,
 }
 
 /// Per-task state and statistics.
