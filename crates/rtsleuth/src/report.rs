@@ -38,11 +38,14 @@ pub fn run(args: ReportArgs) -> Result<()> {
     let page = render(&analyses)?;
     std::fs::write(&args.output, &page)
         .with_context(|| format!("writing {}", args.output.display()))?;
-    eprintln!(
-        "rtsleuth: wrote {} ({} KB, {} warnings)",
+    // As with --json: the page holds the warnings, the terminal repeats them.
+    for w in analyses.warnings() {
+        eprintln!("rtsleuth: warning: {w}");
+    }
+    println!(
+        "wrote {} ({} KB)",
         args.output.display(),
-        page.len().div_ceil(1024),
-        analyses.warnings().len()
+        page.len().div_ceil(1024)
     );
     Ok(())
 }

@@ -39,11 +39,16 @@ pub fn causes(a: &Analyses) -> Result<Markup> {
     let by_culprit: Vec<Bar> = rows
         .iter()
         .take(CULPRITS)
-        .map(|r| Bar {
-            label: r["culprit"].as_str().unwrap_or("-").to_string(),
-            kind: r["kind"].as_str().unwrap_or("unknown").to_string(),
-            total_us: r["total_us"].as_f64().unwrap_or(0.0),
-            spikes: r["spikes"].as_u64(),
+        .map(|r| {
+            let kind = r["kind"].as_str().unwrap_or("unknown");
+            Bar {
+                label: r["culprit"]
+                    .as_str()
+                    .map_or_else(|| format!("{kind} (no culprit)"), str::to_string),
+                kind: kind.to_string(),
+                total_us: r["total_us"].as_f64().unwrap_or(0.0),
+                spikes: r["spikes"].as_u64(),
+            }
         })
         .collect();
     let by_class = per_class(rows);
@@ -112,8 +117,10 @@ fn bars(what: &str, bars: &[Bar]) -> Result<Markup> {
             .build_cartesian_2d(0.0..max, 0.0..n as f64)?;
         chart
             .configure_mesh()
+            .light_line_style(WHITE)
             .disable_y_mesh()
             .disable_y_axis()
+            .x_label_formatter(&|x| fmt_us(super::timeline::round3(*x)))
             .x_desc("us")
             .label_style(font(11))
             .axis_desc_style(font(12))
@@ -167,6 +174,6 @@ mod tests {
             .collect();
         assert_eq!(got, vec![("hardirq", 14.75), ("kernel_path", 7.0)]);
         let svg = bars("t", &classes).unwrap().into_string();
-        assert!(svg.contains(">14.75 us<"), "{svg}");
+        assert!(svg.contains("14.75 us\n"), "{svg}");
     }
 }

@@ -8,6 +8,7 @@ use super::svg::{self, font, Drawn};
 use crate::error::Result;
 use maud::Markup;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use serde_json::Value;
 
 const SIZE: (u32, u32) = (620, 260);
@@ -51,6 +52,7 @@ pub fn task_histogram(task: &Value) -> Result<Option<Markup>> {
             .build_cartesian_2d(lo..hi, (0.5..top).log_scale())?;
         chart
             .configure_mesh()
+            .light_line_style(WHITE)
             .disable_x_mesh()
             .x_labels((hi - lo) as usize + 1)
             .x_label_formatter(&|x| bucket_label(*x))
@@ -71,10 +73,16 @@ pub fn task_histogram(task: &Value) -> Result<Option<Markup>> {
                 colour.stroke_width(2),
             )])?;
             let (px, py) = chart.backend_coord(&(x, top));
+            // Right of the mark in the left half, left of it in the right half: never clipped.
+            let (dx, anchor) = if px > SIZE.0 as i32 / 2 {
+                (-3, HPos::Right)
+            } else {
+                (3, HPos::Left)
+            };
             area.draw(&Text::new(
                 format!("{label} {} us", crate::report::fmt_us(*us)),
-                (px + 3, py - 36 + 12 * row as i32),
-                font(11).color(colour),
+                (px + dx, py - 38 + 12 * row as i32),
+                font(11).color(colour).pos(Pos::new(anchor, VPos::Top)),
             ))?;
         }
         Ok(())

@@ -45,4 +45,20 @@ mod tests {
         assert_eq!(css(kind_colour("hardirq")), "#d55e00");
         assert_eq!(kind_colour("no_such_kind"), colour(Cause::Unknown));
     }
+
+    /// README.md's colour table is this palette.
+    #[test]
+    fn the_readme_documents_every_colour() {
+        let readme =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+                .unwrap();
+        for c in Cause::ALL {
+            let row = format!("| `{}` |", c.as_str());
+            let line = readme
+                .lines()
+                .find(|l| l.starts_with(&row) && l.contains('#'))
+                .unwrap_or_else(|| panic!("no colour row for {}", c.as_str()));
+            assert!(line.contains(&format!("`{}`", css(colour(c)))), "{line}");
+        }
+    }
 }

@@ -84,6 +84,7 @@ pub fn timeline(f: &Value) -> Result<Markup> {
         };
         chart
             .configure_mesh()
+            .light_line_style(WHITE)
             .disable_y_mesh()
             .y_labels(2 * n + 1)
             .y_label_formatter(&lane_names)
