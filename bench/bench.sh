@@ -40,4 +40,11 @@ bench_row "rtsleuth stats" "$bin/rtsleuth" stats "$trace"
 bench_row "rtsleuth latency" "$bin/rtsleuth" latency "$trace"
 bench_row "rtsleuth latency --json" "$bin/rtsleuth" latency --json "$trace"
 bench_row "rtsleuth explain --threshold 100" "$bin/rtsleuth" explain --threshold 100 "$trace"
+explain_s=$bench_last
+# The HTML report runs explain, latency, irq and wq in one pass and draws the page; what it
+# costs over explain alone, on the same trace with the same threshold, is the ratio below.
+bench_row "rtsleuth report --threshold 100" "$bin/rtsleuth" report --threshold 100 -o "$work/report-$size.html" "$trace"
+report_s=$bench_last
 bench_row "rtsleuth explain --all --threshold 100" "$bin/rtsleuth" explain --all --threshold 100 "$trace"
+awk -v r="$report_s" -v e="$explain_s" -v h="$(stat -c %s "$work/report-$size.html")" \
+    'BEGIN { printf "report / explain --threshold 100: %.3f (+%.1f%%); report.html %d bytes\n", r/e, (r/e-1)*100, h }'

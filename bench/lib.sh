@@ -39,10 +39,12 @@ bench_must() {
 }
 
 # bench_row NAME CMD...: one table row: best time, MB/s of $bytes, ratio to $floor, peak RSS.
+# The best time is left in $bench_last for ratios between rows.
 bench_row() {
     local name=$1; shift
     local s rss
     s=$(bench_must "$@")
+    bench_last=$s
     rss=$(bench_rss "$@")
     awk -v n="$name" -v s="$s" -v b="$bytes" -v f="$floor" -v r="$rss" \
         'BEGIN { printf "%-48s %8.3f %10.0f %14.2f %12s\n", n, s, b/s/1e6, s/f, r }'

@@ -65,6 +65,20 @@ pub enum Error {
         offset: u64,
         limit: usize,
     },
+
+    #[error("drawing {what}: {cause}")]
+    Chart { what: String, cause: String },
+}
+
+/// Drawing a chart of the HTML report failed (the SVG backend writes to memory, so in practice
+/// only a plotting-library bug gets here); `what` names the chart.
+impl Error {
+    pub(crate) fn chart(what: &str, cause: impl std::fmt::Display) -> Error {
+        Error::Chart {
+            what: what.to_string(),
+            cause: cause.to_string(),
+        }
+    }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,6 +1,6 @@
 //! `rtsleuth irq`: arguments and wiring.
 
-use crate::{emit, Common};
+use crate::{emit_drawable, Common};
 use anyhow::Result;
 use clap::Args;
 use rtsleuth_core::analyze::irq::{Irq, IrqOptions};
@@ -30,9 +30,5 @@ pub fn run(args: IrqArgs) -> Result<()> {
     });
     let input = Input::open(&args.common.trace)?;
     let (info, section) = latency_tracer::read(input, &mut irq)?;
-    emit(
-        &irq.document(&info, section.as_ref()),
-        args.common.json,
-        false,
-    )
+    emit_drawable(&irq.document(&info, section.as_ref()), &args.common, false)
 }

@@ -7,6 +7,7 @@ mod hwlat;
 mod irq;
 mod measure;
 mod record;
+mod report;
 mod wq;
 
 use anyhow::{Context, Result};
@@ -16,7 +17,7 @@ use rtsleuth_core::analyze::latency::{Latency, LatencyOptions, SortKey};
 use rtsleuth_core::analyze::stats::Stats;
 use rtsleuth_core::input::Input;
 use rtsleuth_core::read::{self, EventSink, TraceInfo};
-use rtsleuth_core::report::{CsvExporter, Document, Exporter, JsonExporter, TextExporter};
+use rtsleuth_core::report::{Block, CsvExporter, Document, Exporter, JsonExporter, TextExporter};
 use std::io::{self, Write};
 use std::process::ExitCode;
 
@@ -88,6 +89,9 @@ enum Command {
     /// Hard IRQ, softirq and hrtimer-callback durations; interrupts-off and preemption-off
     /// sections (preemptirq events, latency tracers, or inferred from late timer interrupts).
     Irq(irq::IrqArgs),
+    /// One self-contained HTML page (no network, printable): the trace's facts and warnings,
+    /// the worst wake-ups drawn as timelines, their causes, latency histograms, IRQ tables.
+    Report(report::ReportArgs),
     /// Record a trace.dat with the events latency work needs, for a duration or while a
     /// command runs, and put tracefs back as it was.
     Record(record::RecordArgs),
@@ -168,7 +172,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             let mut explain = Explain::new(opts);
             let info = read_trace(&common.trace, &mut explain)?;
-            emit(&explain.document(&info), common.json, false)
+            emit_drawable(&explain.document(&info), &common, false)
         }
         Command::Latency {
             common,
@@ -186,15 +190,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 rt_only,
                 sort,
                 hist,
+                task_histograms: false,
             };
             let mut latency = Latency::new(opts);
             let info = read_trace(&common.trace, &mut latency)?;
-            emit(&latency.document(&info), common.json, csv)
+            emit_drawable(&latency.document(&info), &common, csv)
         }
         Command::Wq(args) => wq::run(args),
         Command::Graph(args) => graph::run(args),
         Command::Irq(args) => irq::run(args),
         Command::Audit(args) => audit::run(args),
+        Command::Report(args) => report::run(args),
         Command::Record(args) => return record::run(args),
         Command::Measure(args) => measure::run(args),
         Command::Hwlat(args) => hwlat::run(args),
@@ -206,6 +212,22 @@ fn run(cli: Cli) -> Result<ExitCode> {
 fn read_trace(path: &str, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo> {
     let input = Input::open(path)?;
     Ok(read::read(input, sink)?)
+}
+
+/// [`emit`], then, under a text report that shows a finding or a table, where to see it drawn.
+fn emit_drawable(doc: &Document, common: &Common, csv: bool) -> Result<()> {
+    emit(doc, common.json, csv)?;
+    let shows_rows = doc
+        .blocks
+        .iter()
+        .any(|b| matches!(b, Block::Table(t) if !t.rows.is_empty()));
+    if !common.json && !csv && shows_rows {
+        // TRACE, not the path: the report of standard input must read as that of its file.
+        println!(
+            "See it drawn: rtsleuth report TRACE -o report.html; rtsleuth export TRACE --perfetto out.pftrace"
+        );
+    }
+    Ok(())
 }
 
 fn emit(doc: &Document, json: bool, csv: bool) -> Result<()> {

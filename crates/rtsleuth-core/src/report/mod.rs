@@ -2,6 +2,7 @@
 //! [`Exporter`] over that document, so formats cannot drift apart in what they say.
 
 mod csv;
+pub mod html;
 mod json;
 mod text;
 

@@ -28,6 +28,24 @@ pub enum Cause {
 }
 
 impl Cause {
+    /// Every class, in the order of PRODUCT.md's table (legends list them so).
+    pub const ALL: [Cause; 9] = [
+        Cause::Hardirq,
+        Cause::IrqsOff,
+        Cause::Softirq,
+        Cause::HigherPriority,
+        Cause::PreemptOff,
+        Cause::FairShare,
+        Cause::BlackHole,
+        Cause::KernelPath,
+        Cause::Unknown,
+    ];
+
+    /// The class a JSON `kind` names.
+    pub fn from_name(name: &str) -> Option<Cause> {
+        Cause::ALL.into_iter().find(|c| c.as_str() == name)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Cause::Hardirq => "hardirq",

@@ -39,6 +39,9 @@ pub struct LatencyOptions {
     pub sort: SortKey,
     /// Print a latency histogram.
     pub hist: bool,
+    /// Give every task row its own histogram (`histogram` in the JSON), for a report that
+    /// draws one per task; the text and CSV tables do not change.
+    pub task_histograms: bool,
 }
 
 /// Per-task state and statistics.
@@ -225,6 +228,30 @@ mod tests {
                 .iter()
                 .any(|w| w.starts_with("1 switch-ins were not in the trace")),
             "{warnings:?}"
+        );
+    }
+
+    /// With `task_histograms`, each row carries its own buckets, which hold its wake-ups.
+    #[test]
+    fn task_histograms_count_each_tasks_wake_ups() {
+        let mut lat = Latency::new(LatencyOptions {
+            task_histograms: true,
+            ..LatencyOptions::default()
+        });
+        let text = "          <idle>-0       [001] d.h3.   100.000000: sched_waking: comm=ct pid=7 prio=19 target_cpu=001\n\
+                      <idle>-0       [001] d..2.   100.000003: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=ct next_pid=7 next_prio=19\n\
+                          ct-7       [001] d..2.   100.000020: sched_switch: prev_comm=ct prev_pid=7 prev_prio=19 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120\n\
+                      <idle>-0       [001] d.h3.   100.001000: sched_waking: comm=ct pid=7 prio=19 target_cpu=001\n\
+                      <idle>-0       [001] d..2.   100.001040: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=ct next_pid=7 next_prio=19\n";
+        let info = read_bytes("t", text.as_bytes().to_vec(), 1 << 16, &mut lat).unwrap();
+        let tasks = lat.document(&info).json["tasks"].clone();
+        // 3 us in [2, 4), 40 us in [32, 64).
+        assert_eq!(
+            tasks[0]["histogram"],
+            serde_json::json!([
+                {"lt_us": 4, "count": 1}, {"lt_us": 8, "count": 0}, {"lt_us": 16, "count": 0},
+                {"lt_us": 32, "count": 0}, {"lt_us": 64, "count": 1},
+            ])
         );
     }
 

@@ -96,7 +96,10 @@ impl Latency {
         for r in &rows {
             overall.merge(&r.task.lat);
         }
-        let tasks_json: Vec<_> = rows.iter().map(|r| task_json(r)).collect();
+        let tasks_json: Vec<_> = rows
+            .iter()
+            .map(|r| task_json(r, self.opts.task_histograms))
+            .collect();
         let cpus_json: Vec<_> = self
             .per_cpu
             .iter()
@@ -144,10 +147,7 @@ impl Latency {
         ];
         if self.opts.hist {
             let buckets = overall.log2_buckets_us();
-            json["histogram"] = buckets
-                .iter()
-                .map(|(le, n)| serde_json::json!({"lt_us": le, "count": n}))
-                .collect();
+            json["histogram"] = buckets_json(&buckets);
             blocks.push(Block::Lines(
                 format!("Histogram of {} wake-ups (us)", overall.count()),
                 histogram_lines(&buckets),
@@ -262,7 +262,7 @@ fn hist_json(h: &LatencyHistogram) -> serde_json::Value {
     })
 }
 
-fn task_json(r: &Row<'_>) -> serde_json::Value {
+fn task_json(r: &Row<'_>, with_histogram: bool) -> serde_json::Value {
     let mut v = hist_json(&r.task.lat);
     let extra = serde_json::json!({
         "comm": r.comm, "pid": r.pid, "prio": r.task.prio,
@@ -271,7 +271,18 @@ fn task_json(r: &Row<'_>) -> serde_json::Value {
     if let (Some(obj), serde_json::Value::Object(e)) = (v.as_object_mut(), extra) {
         obj.extend(e);
     }
+    if with_histogram {
+        v["histogram"] = buckets_json(&r.task.lat.log2_buckets_us());
+    }
     v
+}
+
+/// Power-of-two buckets as JSON: `[{"lt_us": upper bound, "count": n}]`.
+fn buckets_json(buckets: &[(u64, u64)]) -> serde_json::Value {
+    buckets
+        .iter()
+        .map(|(lt, n)| serde_json::json!({"lt_us": lt, "count": n}))
+        .collect()
 }
 
 /// One line per bucket with a bar scaled to the largest bucket.

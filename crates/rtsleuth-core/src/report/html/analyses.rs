@@ -1,0 +1,82 @@
+//! The analyses the page is drawn from, run in one pass over the trace: the readers feed one
+//! sink, a nest of pairs, so a 1 GB trace is read and decoded once, not four times.
+
+use crate::analyze::explain::{Explain, ExplainOptions};
+use crate::analyze::irq::{Irq, IrqOptions};
+use crate::analyze::latency::{Latency, LatencyOptions};
+use crate::analyze::wq::{Wq, WqOptions};
+use crate::error::Result;
+use crate::input::Input;
+use crate::read::latency_tracer;
+use crate::report::Document;
+
+/// What the page shows.
+#[derive(Debug, Clone)]
+pub struct ReportOptions {
+    /// How many of the worst findings to draw.
+    pub top: usize,
+    /// Aggregate every wake-up at least this late (us), as `explain --threshold`.
+    pub threshold_us: Option<f64>,
+    /// Only these pids (explain's targets and latency's rows).
+    pub pids: Vec<i32>,
+    /// Only tasks whose comm contains one of these.
+    pub comms: Vec<String>,
+}
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        ReportOptions {
+            top: 10,
+            threshold_us: None,
+            pids: Vec::new(),
+            comms: Vec::new(),
+        }
+    }
+}
+
+/// The documents of `explain`, `latency` (with a histogram per task), `irq` and `wq`.
+#[derive(Debug)]
+pub struct Analyses {
+    pub explain: Document,
+    pub latency: Document,
+    pub irq: Document,
+    pub wq: Document,
+}
+
+impl Analyses {
+    /// Reads `input` once into every analysis (a latency tracer's output also gives `irq` its
+    /// section, as `rtsleuth irq` reads it).
+    pub fn read(input: Input, opts: &ReportOptions) -> Result<Analyses> {
+        let explain = Explain::new(ExplainOptions {
+            pids: opts.pids.clone(),
+            comms: opts.comms.clone(),
+            all: false,
+            top: opts.top,
+            threshold_us: opts.threshold_us,
+        });
+        let latency = Latency::new(LatencyOptions {
+            pids: opts.pids.clone(),
+            comms: opts.comms.clone(),
+            task_histograms: true,
+            ..LatencyOptions::default()
+        });
+        let mut sink = (
+            explain,
+            (
+                latency,
+                (
+                    Irq::new(IrqOptions::default()),
+                    Wq::new(WqOptions::default()),
+                ),
+            ),
+        );
+        let (info, section) = latency_tracer::read(input, &mut sink)?;
+        let (mut explain, (latency, (irq, wq))) = sink;
+        Ok(Analyses {
+            explain: explain.document(&info),
+            latency: latency.document(&info),
+            irq: irq.document(&info, section.as_ref()),
+            wq: wq.document(&info),
+        })
+    }
+}

@@ -1,0 +1,51 @@
+//! `rtsleuth report`: arguments and wiring; the page is built by `rtsleuth_core::report::html`.
+
+use anyhow::{Context, Result};
+use clap::Args;
+use rtsleuth_core::input::Input;
+use rtsleuth_core::report::html::{render, Analyses, ReportOptions};
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct ReportArgs {
+    /// Trace file, or - for standard input (any format `explain` reads).
+    trace: String,
+    /// The HTML file to write.
+    #[arg(short, long, default_value = "report.html")]
+    output: PathBuf,
+    /// How many of the worst wake-ups to draw.
+    #[arg(long, default_value_t = 10)]
+    top: usize,
+    /// Aggregate the causes of every wake-up at least this late (us), as `explain --threshold`.
+    #[arg(long, value_name = "US")]
+    threshold: Option<f64>,
+    /// Only tasks whose name contains this (repeatable).
+    #[arg(long = "task", value_name = "COMM")]
+    tasks: Vec<String>,
+    /// Only this pid (repeatable).
+    #[arg(long = "pid")]
+    pids: Vec<i32>,
+}
+
+pub fn run(args: ReportArgs) -> Result<()> {
+    let opts = ReportOptions {
+        top: args.top,
+        threshold_us: args.threshold,
+        pids: args.pids,
+        comms: args.tasks,
+    };
+    let analyses = Analyses::read(Input::open(&args.trace)?, &opts)?;
+    let page = render(&analyses)?;
+    std::fs::write(&args.output, &page)
+        .with_context(|| format!("writing {}", args.output.display()))?;
+    // As with --json: the page holds the warnings, the terminal repeats them.
+    for w in analyses.warnings() {
+        eprintln!("rtsleuth: warning: {w}");
+    }
+    println!(
+        "wrote {} ({} KB)",
+        args.output.display(),
+        page.len().div_ceil(1024)
+    );
+    Ok(())
+}
