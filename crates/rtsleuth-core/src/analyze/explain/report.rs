@@ -349,7 +349,7 @@ impl Explain {
         let mut note = match f.evidence {
             None => "nothing in the trace proves when it was due; only the time from its wake-up is explained".to_string(),
             Some(Evidence::Timer { armed, softexpires, fired }) => format!(
-                "it armed hrtimer_wakeup at {} for softexpires={softexpires}, and that timer fired at {}; softexpires converted to the trace clock with that CPU's latest hrtimer_expire_entry now=",
+                "it armed hrtimer_wakeup at {} for softexpires={softexpires}, and that timer fired at {}; softexpires converted to the trace clock through the now= of that CPU's latest hrtimer_expire_entry",
                 fmt_ts_ns(armed),
                 fmt_ts_ns(fired)
             ),
