@@ -8,12 +8,22 @@
 #   instance  rtsleuth record -d 1                        (a private instance)
 #   top-b     rtsleuth record --top-level -b 4096 -d 1    (an explicit size, to be restored)
 #   hwlat     rtsleuth hwlat --mode kernel --duration 2   (the hwlat tracer, top level; rt only)
+#   tests     the test binaries /lab/tests.list names (`NAME PATH` a line, in order; lab/freshboot
+#             --tests), each run as `PATH --test-threads=1 --nocapture` with CI=true, a look
+#             between two binaries; tests-reversed runs them in the reverse order. lab.repo=DIR mounts the host's repository (9p tag `repo`)
+#             read-only at DIR first: the binaries, the rtsleuth binary the CLI's tests run and
+#             the fixtures they read are there at the paths the build compiled in. The share is
+#             cached (cache=loose; the host does not change it meanwhile), and lab.rtsleuth=PATH
+#             binds the initramfs's /bin/rtsleuth (the same build) over PATH there: the CLI's
+#             tests signal rtsleuth 0.8 s after starting it, and a 60 MB debug binary paged in
+#             over 9p under TCG is not running its own code by then.
 # lab.tracefs=unmounted makes /init leave tracefs unmounted, so the first rtsleuth mounts it.
 #
 # Leaves in /out, numbered in order:
 #   NN-look.txt                   the buffer files (tracefs mounted at a private point if nobody
 #                                 has it mounted, then unmounted again)
 #   NN-RUN.{cmd,out,err,rc}       one rtsleuth run: command line, stdout, stderr, exit code
+#                                 (a test binary's run is NN-test-NAME)
 #   freshboot.log                 all of it in order, as a transcript
 #   kernel.txt                    uname -a and /proc/cmdline
 
@@ -69,8 +79,29 @@ run() {
     } >>/out/freshboot.log
 }
 
+# Runs the test binaries /lab/tests.list names, in its order, a look between two of them. The
+# environment is explicit: the kernel starts /init without PATH, and CI=true makes a live test
+# that cannot run fail instead of printing `skipped:` and passing.
+run_tests() {
+    local name path first=1
+    if [ "$1" = reversed ]; then tac /lab/tests.list; else cat /lab/tests.list; fi >/tmp/tests.list
+    while read -r name path; do
+        [ -n "$first" ] || look
+        first=
+        run "test-$name" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp TMPDIR=/tmp CI=true \
+            RUST_BACKTRACE=1 "$path" --test-threads=1 --nocapture
+    done </tmp/tests.list
+}
+
 freshboot_main() {
-    local order=$(param order) step
+    local order=$(param order) repo=$(param repo) step
+    if [ -n "$repo" ]; then
+        mkdir -p "$repo"
+        mount -t 9p -o trans=virtio,version=9p2000.L,msize=524288,cache=loose,ro repo "$repo" ||
+            echo "lab: cannot mount the repository share at $repo"
+        [ -n "$(param rtsleuth)" ] && { mount -o bind /bin/rtsleuth "$(param rtsleuth)" ||
+            echo "lab: cannot bind /bin/rtsleuth over $(param rtsleuth)"; }
+    fi
     { uname -a; cat /proc/cmdline; } >/out/kernel.txt
     { echo "--- kernel: $(uname -a)"; echo "--- cmdline: $(cat /proc/cmdline)"; } >/out/freshboot.log
     echo "lab: freshboot on $(uname -r): ${order:-no lab.order}"
@@ -82,10 +113,14 @@ freshboot_main() {
         instance) run instance rtsleuth record -d 1 -o /tmp/instance.dat ;;
         top-b) run top-b rtsleuth record --top-level -b 4096 -d 1 -e sched -o /tmp/top-b.dat ;;
         hwlat) run hwlat rtsleuth hwlat --mode kernel --duration 2 --cpus 1 --threshold 1000 ;;
+        tests) run_tests ;;
+        tests-reversed) run_tests reversed ;;
         *) echo "lab: unknown freshboot step $step" | tee -a /out/freshboot.log ;;
         esac
         look
     done
-    ls -l /tmp/*.dat >>/out/freshboot.log 2>&1
+    ls /tmp/*.dat >/dev/null 2>&1 && ls -l /tmp/*.dat >>/out/freshboot.log
+    [ -n "$(param rtsleuth)" ] && umount "$(param rtsleuth)"
+    [ -n "$repo" ] && umount "$repo"
     cat /out/freshboot.log
 }

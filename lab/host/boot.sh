@@ -11,6 +11,10 @@
 # executed in between: the signature of an SMI or a preempted vCPU. Each stop's host-measured
 # length is appended to OUT_DIR/black_hole/host_stop.txt (one line per phase that asked).
 #
+# LAB_MEM sets the guest's memory (default 1G). LAB_REPO_SHARE=DIR also shares DIR read-only
+# under the 9p tag `repo` (lab/freshboot --tests mounts the repository at its own path in the
+# guest).
+#
 # usage: boot.sh KERNEL INITRD OUT_DIR "KERNEL_ARGS" TIMEOUT_S
 set -euo pipefail
 kernel=$1 initrd=$2 out=$3 args=$4 timeout_s=$5
@@ -25,11 +29,15 @@ else
     accel=(-accel tcg,thread=single -cpu max)
 fi
 echo "${accel[*]}" >"$out/accel.txt"
+shares=(-virtfs "local,path=$out,mount_tag=out,security_model=none,id=out")
+if [[ -n ${LAB_REPO_SHARE:-} ]]; then
+    shares+=(-virtfs "local,path=$LAB_REPO_SHARE,mount_tag=repo,security_model=none,readonly=on,id=repo")
+fi
 
-qemu-system-x86_64 "${accel[@]}" -smp 2 -m 1G -nographic -no-reboot \
+qemu-system-x86_64 "${accel[@]}" -smp 2 -m "${LAB_MEM:-1G}" -nographic -no-reboot \
     -kernel "$kernel" -initrd "$initrd" \
     -append "console=ttyS0 panic=-1 quiet loglevel=4 $args" \
-    -virtfs "local,path=$out,mount_tag=out,security_model=none,id=out" \
+    "${shares[@]}" \
     -serial "file:$console" -monitor none -display none </dev/null >/dev/null 2>&1 &
 qemu=$!
 

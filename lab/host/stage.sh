@@ -5,9 +5,13 @@
 # rtla is the bookworm-backports build (auto-analysis, `-a`); it cancels threads, which
 # dlopens libgcc_s.so.1 at run time, so that library is copied although ldd does not list it.
 #
-# usage: stage.sh STAGE_DIR RTSLEUTH_BIN FIFO_BURST_BIN RTLA_BIN GUEST_DIR
+# EXTRA_BIN...: more host programs copied the same way (lab/freshboot --tests: chrt, which the
+# CLI's measure tests run and busybox lacks).
+#
+# usage: stage.sh STAGE_DIR RTSLEUTH_BIN FIFO_BURST_BIN RTLA_BIN GUEST_DIR [EXTRA_BIN...]
 set -euo pipefail
 stage=$1 rtsleuth=$2 fifo_burst=$3 rtla=$4 guest=$5
+shift 5
 rm -rf "$stage" && mkdir -p "$stage"/{bin,sbin,usr/bin,usr/sbin,lib,lib64,proc,sys,dev,tmp,out,etc,lab}
 cp /bin/busybox "$stage/bin/busybox"
 cp "$rtsleuth" "$stage/bin/rtsleuth"
@@ -24,6 +28,7 @@ copy_with_libs() {
 copy_with_libs "$(command -v cyclictest)"
 copy_with_libs "$(command -v trace-cmd)"
 copy_with_libs "$rtla"
+for extra in "$@"; do copy_with_libs "$extra"; done
 gcc_s=/lib/x86_64-linux-gnu/libgcc_s.so.1
 cp -L "$gcc_s" "$stage/lib/x86_64-linux-gnu/libgcc_s.so.1"
 mv "$stage/lab/init" "$stage/init"

@@ -229,8 +229,11 @@ fn live_user_detector_measures_every_cpu_and_leaves_the_machine_usable() {
             (worst, ticks)
         })
     };
+    // `--mode user` said: the default (auto) is the kernel's tracer where the kernel has one.
     let out = run(&[
         "hwlat",
+        "--mode",
+        "user",
         "--duration",
         "2",
         "--width",

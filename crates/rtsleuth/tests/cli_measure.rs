@@ -357,8 +357,11 @@ fn live_sigint_ends_the_run_with_a_summary_and_nothing_left() {
         std::thread::sleep(Duration::from_millis(100));
         running = measuring_threads(pid);
     }
-    // Then about a second of measuring, which the cycle counts below expect.
+    // Then about a second of measuring, which the cycle counts below expect. Each thread sets
+    // its own policy after it is named, so the threads are looked at again now: the first look
+    // can find one that has not yet.
     std::thread::sleep(Duration::from_millis(1000));
+    let running = measuring_threads(pid);
     assert_eq!(running.len(), online_cpus(), "{running:?}");
     assert!(running.iter().all(|t| (t.1, t.2) == (1, 80)), "{running:?}");
     assert!(holds_dma_latency(pid));

@@ -219,11 +219,13 @@ fn errors_before_and_after_tracefs_is_changed_leave_it_as_it_was() {
         ),
     ];
     for (args, message) in cases {
+        // `-o` before the case's arguments: after a `--` it would be the command's, and the
+        // recording would go to the default file in the current directory (the repository).
         let out = rtsleuth()
             .arg("record")
-            .args(args)
             .arg("-o")
             .arg(&file)
+            .args(args)
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
