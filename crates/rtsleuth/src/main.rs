@@ -1,5 +1,6 @@
 //! The `rtsleuth` command: argument parsing and wiring only; all work is in `rtsleuth-core`.
 
+mod alloc;
 mod audit;
 mod export;
 mod graph;
@@ -20,11 +21,6 @@ use rtsleuth_core::read::{self, EventSink, TraceInfo};
 use rtsleuth_core::report::{Block, CsvExporter, Document, Exporter, JsonExporter, TextExporter};
 use std::io::{self, Write};
 use std::process::ExitCode;
-
-/// The reader allocates a large event buffer per block of trace; glibc hands buffers that size
-/// back to the kernel on free, so every block paid page faults again. mimalloc keeps them.
-#[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Tells real-time Linux engineers why a thread was late.
 #[derive(Parser)]

@@ -609,3 +609,30 @@ fn live_median_agrees_with_cyclictest() {
         "median: rtsleuth {rs_median} us, cyclictest {ct_median} us (bound {bound})"
     );
 }
+
+/// `measure` locks all its memory (mlockall), so whatever the allocator has committed becomes
+/// resident RAM: with mimalloc's eager arena commit that was a whole gigabyte, enough for the
+/// OOM killer on a 1 GB board. The measurement itself needs a few megabytes.
+#[test]
+fn live_measure_locks_megabytes_not_the_allocators_arena() {
+    let _one = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    if !live_capable() {
+        return;
+    }
+    let child = rtsleuth()
+        .args(["measure", "-D", "1s", "-q"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: zeroed rusage is a valid value for wait4 to fill in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child, whose pid is valid until it is reaped here.
+    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(reaped, pid);
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+    let peak_mb = usage.ru_maxrss / 1024;
+    assert!(peak_mb < 100, "measure held {peak_mb} MB");
+}
