@@ -614,6 +614,8 @@ fn live_median_agrees_with_cyclictest() {
 /// resident RAM: with mimalloc's eager arena commit that was a whole gigabyte, enough for the
 /// OOM killer on a 1 GB board. The measurement itself needs a few megabytes.
 #[test]
+// The child is reaped by wait4, which std's `wait` cannot replace: only wait4 gives its rusage.
+#[allow(clippy::zombie_processes)]
 fn live_measure_locks_megabytes_not_the_allocators_arena() {
     let _one = LIVE.lock().unwrap_or_else(|e| e.into_inner());
     if !live_capable() {
