@@ -6,6 +6,7 @@
 //! format the events came from.
 
 pub mod analyze;
+pub mod diff;
 pub mod error;
 pub mod event;
 pub mod export;

@@ -2,6 +2,7 @@
 
 mod alloc;
 mod audit;
+mod diff;
 mod export;
 mod graph;
 mod hwlat;
@@ -103,6 +104,10 @@ enum Command {
     /// The trace and its explanation for another tool: --perfetto OUT writes a Perfetto trace
     /// where each late wake-up is drawn on the late thread, culprits named, in ui.perfetto.dev.
     Export(export::ExportArgs),
+    /// Did it get worse? Two runs (traces, or explain/latency/measure JSON) task by task: the
+    /// change of count, avg, p50, p99, p99.9 and max, and of the causes of every spike; CI
+    /// gates (--fail-on 'p99>+20%') exit 3 when NEW crossed them.
+    Diff(diff::DiffArgs),
 }
 
 /// Which tasks a per-task command looks at.
@@ -198,6 +203,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Audit(args) => audit::run(args),
         Command::Report(args) => report::run(args),
         Command::Record(args) => return record::run(args),
+        Command::Diff(args) => return diff::run(args),
         Command::Measure(args) => measure::run(args),
         Command::Hwlat(args) => hwlat::run(args),
         Command::Export(args) => export::run(args),

@@ -107,9 +107,7 @@ impl Explain {
                 .iter()
                 .for_each(|f| aggregate_into(&mut aggregate, f));
         }
-        let mut aggregate: Vec<((Cause, Option<Culprit>), Spikes)> =
-            aggregate.into_iter().collect();
-        aggregate.sort_by(|a, b| b.1.total_ns.cmp(&a.1.total_ns).then(a.0 .0.cmp(&b.0 .0)));
+        let aggregate = sorted(&aggregate);
 
         let mut warnings = info.warnings();
         if self.dropped_by_lost > 0 {
@@ -129,7 +127,13 @@ impl Explain {
             .iter()
             .map(|p| {
                 let v = &self.victims[p];
-                json!({"comm": self.tasks.get(*p), "pid": p, "wakeups": v.wakeups, "spikes": v.spikes})
+                let mut t = json!({"comm": self.tasks.get(*p), "pid": p, "wakeups": v.wakeups, "spikes": v.spikes});
+                // Per task, so that `diff` can say which cause grew for which task; only over
+                // every spike: without a threshold there is nothing per task to add up.
+                if self.opts.threshold_us.is_some() {
+                    t["aggregate"] = self.aggregate_json(&sorted(&v.aggregate));
+                }
+                t
             })
             .collect();
         let json = json!({
@@ -138,13 +142,7 @@ impl Explain {
             "threshold_us": self.opts.threshold_us,
             "targets": targets,
             "findings": findings.iter().map(|f| self.finding_json(f)).collect::<Vec<_>>(),
-            "aggregate": aggregate.iter().map(|((cause, culprit), s)| json!({
-                "kind": cause.as_str(),
-                "culprit": culprit.map(|c| self.culprit_name(c)),
-                "spikes": s.spikes,
-                "total_us": ns_to_us(s.total_ns),
-                "max_us": ns_to_us(s.max_ns),
-            })).collect::<Vec<_>>(),
+            "aggregate": self.aggregate_json(&aggregate),
             "warnings": warnings,
         });
 
@@ -158,6 +156,21 @@ impl Explain {
             blocks,
             warnings,
         }
+    }
+
+    fn aggregate_json(&self, aggregate: &[((Cause, Option<Culprit>), Spikes)]) -> Value {
+        aggregate
+            .iter()
+            .map(|((cause, culprit), s)| {
+                json!({
+                    "kind": cause.as_str(),
+                    "culprit": culprit.map(|c| self.culprit_name(c)),
+                    "spikes": s.spikes,
+                    "total_us": ns_to_us(s.total_ns),
+                    "max_us": ns_to_us(s.max_ns),
+                })
+            })
+            .collect()
     }
 
     fn targets_block(&self, pids: &[i32]) -> Block {
@@ -528,6 +541,13 @@ const TARGETS_LISTED: usize = 8;
 const TARGETS_WORST: usize = 5;
 
 /// The pid of a component's culprit when it is a task.
+/// An aggregate, most time first (ties by kind, so the order does not depend on hashing).
+fn sorted(aggregate: &Aggregate) -> Vec<((Cause, Option<Culprit>), Spikes)> {
+    let mut v: Vec<_> = aggregate.iter().map(|(k, s)| (*k, *s)).collect();
+    v.sort_by(|a, b| b.1.total_ns.cmp(&a.1.total_ns).then(a.0 .0.cmp(&b.0 .0)));
+    v
+}
+
 fn culprit_pid(c: &Component) -> Option<i32> {
     match c.culprit {
         Some(Culprit::Task(pid)) => Some(pid),
