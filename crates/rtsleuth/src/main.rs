@@ -225,9 +225,11 @@ fn emit_drawable(doc: &Document, common: &Common, csv: bool) -> Result<()> {
         .any(|b| matches!(b, Block::Table(t) if !t.rows.is_empty()));
     if !common.json && !csv && shows_rows {
         // TRACE, not the path: the report of standard input must read as that of its file.
-        println!(
+        // A write, not println!: a closed pipe (`| head`) is an error main ends quietly on.
+        writeln!(
+            io::stdout(),
             "See it drawn: rtsleuth report TRACE -o report.html; rtsleuth export TRACE --perfetto out.pftrace"
-        );
+        )?;
     }
     Ok(())
 }
