@@ -9,6 +9,7 @@ pub mod analyze;
 pub mod error;
 pub mod event;
 pub mod export;
+pub mod fleet;
 pub mod input;
 pub mod read;
 pub mod report;
