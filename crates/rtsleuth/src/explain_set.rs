@@ -66,5 +66,5 @@ pub fn run(
         json: causes.json(),
         blocks: vec![Block::Table(causes.table())],
     };
-    set::print("explain", &items, |e| &e.doc, section, json)
+    set::print("explain", traces, &items, |e| &e.doc, section, json)
 }

@@ -34,7 +34,14 @@ pub fn run(args: IrqArgs) -> Result<()> {
             let (info, section) = latency_tracer::read(input, &mut irq)?;
             Ok((info.clone(), irq.document(&info, section.as_ref())))
         });
-        return set::print("irq", &items, |d| d, Default::default(), args.common.json);
+        return set::print(
+            "irq",
+            &args.common.traces,
+            &items,
+            |d| d,
+            Default::default(),
+            args.common.json,
+        );
     }
     let mut irq = Irq::new(opts);
     let input = Input::open(&args.common.traces[0])?;

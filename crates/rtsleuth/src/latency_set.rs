@@ -48,5 +48,5 @@ pub fn run(
         json: merged.json(),
         blocks: vec![Block::Table(merged.table())],
     };
-    set::print("latency", &items, |m| &m.doc, section, json)
+    set::print("latency", traces, &items, |m| &m.doc, section, json)
 }

@@ -172,7 +172,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 let info = read::read(input, &mut stats)?;
                 Ok((info.clone(), stats.document(&info)))
             });
-            set::print("stats", &items, |d| d, Default::default(), common.json)
+            set::print(
+                "stats",
+                &common.traces,
+                &items,
+                |d| d,
+                Default::default(),
+                common.json,
+            )
         }
         Command::Stats { common } => {
             let mut stats = Stats::new();
@@ -223,7 +230,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             if set::is_set(&common.traces, parquet.is_some()) {
                 if csv {
-                    anyhow::bail!("--csv writes one trace's table; give one trace file");
+                    anyhow::bail!(
+                        "{}: --csv writes one trace's table; give one trace file",
+                        common.traces.join(" ")
+                    );
                 }
                 latency_set::run(&common.traces, opts, parquet.as_deref(), common.json)
             } else {

@@ -27,6 +27,7 @@ pub fn analyse<T: Send>(
 /// Prints the set's report (text or `rtsleuth.set/1`); fails only when no trace was read.
 pub fn print<T>(
     command: &str,
+    args: &[String],
     items: &[Item<T>],
     doc: impl Fn(&T) -> &Document,
     set: SetSection,
@@ -41,7 +42,8 @@ pub fn print<T>(
             })
             .collect();
         bail!(
-            "no trace could be read among {} files{}",
+            "{}: no trace could be read among {} files{}",
+            args.join(" "),
             items.len(),
             if why.is_empty() {
                 String::new()

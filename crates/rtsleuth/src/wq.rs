@@ -23,7 +23,14 @@ pub fn run(args: WqArgs) -> Result<()> {
             let info = read::read(input, &mut wq)?;
             Ok((info.clone(), wq.document(&info)))
         });
-        return set::print("wq", &items, |d| d, Default::default(), args.common.json);
+        return set::print(
+            "wq",
+            &args.common.traces,
+            &items,
+            |d| d,
+            Default::default(),
+            args.common.json,
+        );
     }
     let mut wq = Wq::new(opts);
     let info = read_trace(&args.common.traces[0], &mut wq)?;

@@ -156,7 +156,7 @@ fn skips_and_failures_do_not_stop_the_set() {
     std::fs::remove_file(d.path().join("sub/a")).unwrap();
     let out = run(&["latency", dir]);
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no trace could be read among 2 files"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(": no trace could be read among 2 files"));
 }
 
 /// The set's text report: a section per trace in path order, then the whole set.
