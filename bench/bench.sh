@@ -48,3 +48,25 @@ report_s=$bench_last
 bench_row "rtsleuth explain --all --threshold 100" "$bin/rtsleuth" explain --all --threshold 100 "$trace"
 awk -v r="$report_s" -v e="$explain_s" -v h="$(stat -c %s "$work/report-$size.html")" \
     'BEGIN { printf "report / explain --threshold 100: %.3f (+%.1f%%); report.html %d bytes\n", r/e, (r/e-1)*100, h }'
+
+# Many traces in one run against one trace of the same total size: `latency DIR` reads
+# FILES files (default 16) of SIZE/FILES each, replicated from the same recording, a few at a
+# time (each reader parallel inside). The ratio is the many files' MB/s over the one file's:
+# 1 or more means a set costs nothing over one big trace.
+files=${FILES:-16}
+set_dir="$work/set-$size-$files"
+if [ ! -d "$set_dir" ]; then
+    mkdir -p "$set_dir"
+    for i in $(seq -w 1 "$files"); do
+        "$bin/tracegen" replicate --size "$((bytes / files))" tests/fixtures/recorded/fifo_below/trace.txt -o "$set_dir/trace-$i.txt"
+    done
+fi
+cat "$set_dir"/* > /dev/null
+bench_row "rtsleuth latency (one file)" "$bin/rtsleuth" latency "$trace"
+one_s=$bench_last
+one_bytes=$bytes
+bytes=$(cat "$set_dir"/* | wc -c)
+bench_row "rtsleuth latency (DIR of $files files)" "$bin/rtsleuth" latency "$set_dir"
+awk -v s="$bench_last" -v b="$bytes" -v o="$one_s" -v ob="$one_bytes" -v n="$files" \
+    'BEGIN { printf "latency, %d files / one file, MB/s: %.3f (%.0f vs %.0f MB/s)\n", n, (b/s)/(ob/o), b/s/1e6, ob/o/1e6 }'
+bytes=$one_bytes

@@ -68,6 +68,10 @@ pub enum Error {
 
     #[error("drawing {what}: {cause}")]
     Chart { what: String, cause: String },
+
+    /// Writing a Parquet table failed (the disk, or the file's directory).
+    #[error("{path}: writing Parquet: {cause}")]
+    Parquet { path: String, cause: String },
 }
 
 /// Drawing a chart of the HTML report failed (the SVG backend writes to memory, so in practice

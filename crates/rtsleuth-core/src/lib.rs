@@ -10,6 +10,7 @@ pub mod diff;
 pub mod error;
 pub mod event;
 pub mod export;
+pub mod fleet;
 pub mod input;
 pub mod read;
 pub mod report;

@@ -1,6 +1,6 @@
 //! `rtsleuth irq`: arguments and wiring.
 
-use crate::{emit_drawable, Common};
+use crate::{emit_drawable, set, Common};
 use anyhow::Result;
 use clap::Args;
 use rtsleuth_core::analyze::irq::{Irq, IrqOptions};
@@ -23,12 +23,28 @@ pub struct IrqArgs {
 }
 
 pub fn run(args: IrqArgs) -> Result<()> {
-    let mut irq = Irq::new(IrqOptions {
+    let opts = IrqOptions {
         cpu: args.cpu,
         top: args.top,
         late_us: args.late_us,
-    });
-    let input = Input::open(&args.common.trace)?;
+    };
+    if set::is_set(&args.common.traces, false) {
+        let items = set::analyse(&args.common.traces, |input| {
+            let mut irq = Irq::new(opts.clone());
+            let (info, section) = latency_tracer::read(input, &mut irq)?;
+            Ok((info.clone(), irq.document(&info, section.as_ref())))
+        });
+        return set::print(
+            "irq",
+            &args.common.traces,
+            &items,
+            |d| d,
+            Default::default(),
+            args.common.json,
+        );
+    }
+    let mut irq = Irq::new(opts);
+    let input = Input::open(&args.common.traces[0])?;
     let (info, section) = latency_tracer::read(input, &mut irq)?;
     emit_drawable(&irq.document(&info, section.as_ref()), &args.common, false)
 }

@@ -3,13 +3,16 @@
 mod alloc;
 mod audit;
 mod diff;
+mod explain_set;
 mod export;
 mod graph;
 mod hwlat;
 mod irq;
+mod latency_set;
 mod measure;
 mod record;
 mod report;
+mod set;
 mod wq;
 
 use anyhow::{Context, Result};
@@ -55,6 +58,10 @@ enum Command {
         /// Explain every wake-up at least this late (us) and aggregate their causes.
         #[arg(long, value_name = "US")]
         threshold: Option<f64>,
+        /// Also write traces, findings, stretches, latency and histograms as Parquet tables
+        /// in DIR (README, "Parquet"); the report becomes the set's.
+        #[arg(long, value_name = "DIR")]
+        parquet: Option<std::path::PathBuf>,
     },
     /// Per-task wake-up latency (sched_waking -> sched_switch), a superset of `perf sched latency`.
     Latency {
@@ -77,6 +84,10 @@ enum Command {
         /// Write the task table as CSV.
         #[arg(long, conflicts_with = "json")]
         csv: bool,
+        /// Also write traces, latency and histograms as Parquet tables in DIR (README,
+        /// "Parquet"); the report becomes the set's.
+        #[arg(long, value_name = "DIR", conflicts_with = "csv")]
+        parquet: Option<std::path::PathBuf>,
     },
     /// Workqueue latency per work function, workqueue and kworker: queue -> start, execution.
     Wq(wq::WqArgs),
@@ -126,8 +137,12 @@ struct Common {
     /// Trace file, or - for standard input: ftrace text (tracefs `trace`/`trace_pipe`,
     /// `trace-cmd report`, Android atrace, latency-format and latency tracers' output, `perf
     /// script` of tracepoints), trace-cmd trace.dat (v6, v7, compressed), or Perfetto protobuf;
-    /// each also as .gz, .zst or .xz. The format is recognised from the content.
-    trace: String,
+    /// each also as .gz, .zst or .xz. The format is recognised from the content. Several
+    /// files or directories (walked to the bottom; files that are not traces are skipped)
+    /// make a set: one report per trace, then the whole set; the exit status is non-zero only
+    /// when no trace of the set could be read.
+    #[arg(value_name = "TRACE", required = true)]
+    traces: Vec<String>,
     /// Print the stable JSON document instead of the text report.
     #[arg(long)]
     json: bool,
@@ -152,9 +167,24 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     let done = match cli.command {
+        Command::Stats { common } if set::is_set(&common.traces, false) => {
+            let items = set::analyse(&common.traces, |input| {
+                let mut stats = Stats::new();
+                let info = read::read(input, &mut stats)?;
+                Ok((info.clone(), stats.document(&info)))
+            });
+            set::print(
+                "stats",
+                &common.traces,
+                &items,
+                |d| d,
+                Default::default(),
+                common.json,
+            )
+        }
         Command::Stats { common } => {
             let mut stats = Stats::new();
-            let info = read_trace(&common.trace, &mut stats)?;
+            let info = read_trace(&common.traces[0], &mut stats)?;
             emit(&stats.document(&info), common.json, false)
         }
         Command::Explain {
@@ -163,6 +193,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             all,
             top,
             threshold,
+            parquet,
         } => {
             let opts = ExplainOptions {
                 pids,
@@ -171,9 +202,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 top,
                 threshold_us: threshold,
             };
-            let mut explain = Explain::new(opts);
-            let info = read_trace(&common.trace, &mut explain)?;
-            emit_drawable(&explain.document(&info), &common, false)
+            if set::is_set(&common.traces, parquet.is_some()) {
+                explain_set::run(&common.traces, opts, parquet.as_deref(), common.json)
+            } else {
+                let mut explain = Explain::new(opts);
+                let info = read_trace(&common.traces[0], &mut explain)?;
+                emit_drawable(&explain.document(&info), &common, false)
+            }
         }
         Command::Latency {
             common,
@@ -183,6 +218,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             sort,
             hist,
             csv,
+            parquet,
         } => {
             let opts = LatencyOptions {
                 pids,
@@ -193,9 +229,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 hist,
                 task_histograms: false,
             };
-            let mut latency = Latency::new(opts);
-            let info = read_trace(&common.trace, &mut latency)?;
-            emit_drawable(&latency.document(&info), &common, csv)
+            if set::is_set(&common.traces, parquet.is_some()) {
+                if csv {
+                    anyhow::bail!(
+                        "{}: --csv writes one trace's table; give one trace file",
+                        common.traces.join(" ")
+                    );
+                }
+                latency_set::run(&common.traces, opts, parquet.as_deref(), common.json)
+            } else {
+                let mut latency = Latency::new(opts);
+                let info = read_trace(&common.traces[0], &mut latency)?;
+                emit_drawable(&latency.document(&info), &common, csv)
+            }
         }
         Command::Wq(args) => wq::run(args),
         Command::Graph(args) => graph::run(args),

@@ -83,6 +83,11 @@ pub struct TraceInfo {
     /// What a binary reader skipped or found damaged (corrupt pages, unknown event ids, a
     /// truncated file), each with where it was.
     pub notes: Vec<String>,
+    /// The recording machine's `uname -a` where the trace carries it (trace.dat's options,
+    /// Perfetto's system_info); text traces do not. Kept out of the JSON documents, whose
+    /// contract predates it; a set of traces reports it per trace.
+    #[serde(skip)]
+    pub uname: Option<String>,
 }
 
 fn opt_secs<S: Serializer>(v: &Option<Timestamp>, s: S) -> Result<S::Ok, S::Error> {
@@ -110,6 +115,7 @@ impl TraceInfo {
             lines: LineCounts::default(),
             unparsed_examples: Vec::new(),
             notes: Vec::new(),
+            uname: None,
         }
     }
 

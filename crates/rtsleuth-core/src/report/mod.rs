@@ -86,6 +86,12 @@ pub fn fmt_us(us: f64) -> String {
     }
 }
 
+/// Microseconds to the nanosecond: what was computed from nanoseconds or from the JSON's
+/// seconds carries float noise below it.
+pub fn round3(us: f64) -> f64 {
+    (us * 1000.0).round() / 1000.0
+}
+
 /// Formats a trace timestamp in seconds with microsecond precision, as ftrace prints it.
 pub fn fmt_ts(ts: u64) -> String {
     format!("{}.{:06}", ts / 1_000_000_000, (ts % 1_000_000_000) / 1000)

@@ -29,6 +29,7 @@
 //! culprit. Nothing grows with the length of the trace.
 
 mod cause;
+mod cause_total;
 mod clock;
 mod decompose;
 mod finding;
@@ -40,6 +41,7 @@ mod timeline;
 mod victim;
 
 pub use cause::{Cause, Phase, Source};
+pub use cause_total::CauseTotal;
 pub use clock::HrtimerClock;
 pub use outline::{Outline, OutlineStretch};
 

@@ -4,11 +4,11 @@ use super::cause::{Cause, Phase, Source};
 use super::finding::{Component, Culprit, Evidence, Finding, Note, RunAt};
 use super::period::INTERVALS;
 use super::victim::{aggregate_into, Aggregate, Spikes};
-use super::{Explain, Outline, OutlineStretch};
+use super::{CauseTotal, Explain, Outline, OutlineStretch};
 use crate::analyze::wakeups::RunAt as WakeEnd;
 use crate::event::{ns_to_us, ts_to_secs, Timestamp};
 use crate::read::TraceInfo;
-use crate::report::{fmt_ts, fmt_us, trace_json, Align, Block, Document, Table};
+use crate::report::{fmt_ts, fmt_us, round3, trace_json, Align, Block, Document, Table};
 use serde_json::{json, Value};
 
 /// Everything a report says about one component, rendered once.
@@ -89,12 +89,36 @@ impl Explain {
             .collect()
     }
 
-    pub fn document(&mut self, info: &TraceInfo) -> Document {
+    /// The aggregate the report ends with, with culprits named: over every spike with a
+    /// threshold, else over the reported findings. A set of traces adds these up.
+    pub fn causes(&mut self) -> Vec<CauseTotal> {
         let pids = self.reported_pids();
         let findings = self.reported_findings(&pids);
+        self.aggregate(&pids, &findings)
+            .into_iter()
+            .map(|((cause, culprit), s)| CauseTotal {
+                cause,
+                culprit: culprit.map(|c| self.culprit_name(c)),
+                culprit_comm: match culprit {
+                    Some(Culprit::Task(pid)) => Some(self.tasks.get(pid).to_string()),
+                    _ => None,
+                },
+                spikes: s.spikes,
+                total_ns: s.total_ns,
+                max_ns: s.max_ns,
+            })
+            .collect()
+    }
+
+    /// Per kind and culprit, the largest total first.
+    fn aggregate(
+        &self,
+        pids: &[i32],
+        findings: &[&Finding],
+    ) -> Vec<((Cause, Option<Culprit>), Spikes)> {
         let mut aggregate = Aggregate::default();
         if self.opts.threshold_us.is_some() {
-            for p in &pids {
+            for p in pids {
                 for (k, s) in &self.victims[p].aggregate {
                     let a = aggregate.entry(*k).or_default();
                     a.spikes += s.spikes;
@@ -107,7 +131,13 @@ impl Explain {
                 .iter()
                 .for_each(|f| aggregate_into(&mut aggregate, f));
         }
-        let aggregate = sorted(&aggregate);
+        sorted(&aggregate)
+    }
+
+    pub fn document(&mut self, info: &TraceInfo) -> Document {
+        let pids = self.reported_pids();
+        let findings = self.reported_findings(&pids);
+        let aggregate = self.aggregate(&pids, &findings);
 
         let mut warnings = info.warnings();
         if self.dropped_by_lost > 0 {
@@ -566,10 +596,6 @@ fn fmt_ts_ns(ts: Timestamp) -> String {
     } else {
         format!("{}.{:09}", ts / 1_000_000_000, ts % 1_000_000_000)
     }
-}
-
-fn round3(us: f64) -> f64 {
-    (us * 1e3).round() / 1e3
 }
 
 fn percent(part: u64, whole: u64) -> String {

@@ -11,6 +11,14 @@
 use crate::event::Timestamp;
 use hdrhistogram::Histogram;
 
+/// Samples in `[lower_ns, upper_ns)`, counted together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bucket {
+    pub lower_ns: u64,
+    pub upper_ns: u64,
+    pub count: u64,
+}
+
 #[derive(Debug, Clone)]
 pub struct LatencyHistogram {
     /// Allocated at the first sample: most tasks of a busy system are never woken in a trace.
@@ -170,6 +178,26 @@ impl LatencyHistogram {
         (h.lowest_equivalent(v) * u).clamp(self.min_ns, self.max_ns)
     }
 
+    /// The histogram's own buckets, lowest first, empty ones left out: what another tool needs
+    /// to merge distributions (add the counts of equal or overlapping buckets) and take a
+    /// nearest-rank percentile of the union to this histogram's precision, where averaging
+    /// the percentiles of the parts would be wrong.
+    pub fn buckets(&self) -> Vec<Bucket> {
+        let Some(h) = &self.hist else {
+            return Vec::new();
+        };
+        h.iter_recorded()
+            .map(|v| {
+                let at = v.value_iterated_to();
+                Bucket {
+                    lower_ns: h.lowest_equivalent(at) * self.unit,
+                    upper_ns: (h.highest_equivalent(at) + 1) * self.unit,
+                    count: u64::from(v.count_at_value()),
+                }
+            })
+            .collect()
+    }
+
     /// Counts in power-of-two microsecond buckets: `(upper bound in us, count)`, the first
     /// bucket being `< 1 us`. Empty buckets at the ends are left out.
     pub fn log2_buckets_us(&self) -> Vec<(u64, u64)> {
@@ -254,6 +282,37 @@ mod tests {
         }
         // 1-2 us: 2 samples, 2-4 us: 1, 4-8 us: 0, 8-16 us: 2.
         assert_eq!(h.log2_buckets_us(), vec![(2, 2), (4, 1), (8, 0), (16, 2)]);
+    }
+
+    /// Whole microseconds get one-microsecond buckets: a query over them is exact.
+    #[test]
+    fn buckets_hold_every_sample() {
+        let mut h = LatencyHistogram::default();
+        for us in [3, 3, 7, 5000] {
+            h.record(us * 1000, 0);
+        }
+        let b = h.buckets();
+        assert_eq!(
+            b[..2],
+            [
+                Bucket {
+                    lower_ns: 3000,
+                    upper_ns: 4000,
+                    count: 2
+                },
+                Bucket {
+                    lower_ns: 7000,
+                    upper_ns: 8000,
+                    count: 1
+                },
+            ]
+        );
+        // Above 2048 units HDR's buckets widen; 5000 us still falls in the last one.
+        assert!(
+            b[2].lower_ns <= 5_000_000 && 5_000_000 < b[2].upper_ns,
+            "{b:?}"
+        );
+        assert_eq!(b.iter().map(|b| b.count).sum::<u64>(), 4);
     }
 
     #[test]

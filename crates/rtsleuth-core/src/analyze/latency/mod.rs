@@ -14,9 +14,12 @@
 //! trace) and switches (how many times the task was switched in).
 
 mod histogram;
+mod per_task;
 mod report;
 
-pub use histogram::LatencyHistogram;
+pub use histogram::{Bucket, LatencyHistogram};
+pub use per_task::TaskLatency;
+pub(crate) use report::hist_json;
 pub use report::SortKey;
 
 use super::wakeups::{Step, Wake, Wakeups};

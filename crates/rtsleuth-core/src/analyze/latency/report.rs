@@ -43,14 +43,14 @@ impl std::str::FromStr for SortKey {
 const DEFINITION: &str = "wake-up latency = sched_waking (or sched_wakeup when the trace has no sched_waking) -> the sched_switch that runs the task; first wake-up of a sleeping task wins; measured across CPUs";
 
 /// One task's row.
-struct Row<'a> {
-    pid: i32,
-    comm: &'a str,
-    task: &'a Task,
+pub(super) struct Row<'a> {
+    pub(super) pid: i32,
+    pub(super) comm: &'a str,
+    pub(super) task: &'a Task,
 }
 
 impl Latency {
-    fn selected_rows(&self) -> Vec<Row<'_>> {
+    pub(super) fn selected_rows(&self) -> Vec<Row<'_>> {
         let o = &self.opts;
         let mut rows: Vec<Row<'_>> = self
             .tasks
@@ -247,7 +247,7 @@ impl Latency {
 
 /// The distribution's figures; all null for a task that was never woken (a 0 would read as
 /// "no latency").
-fn hist_json(h: &LatencyHistogram) -> serde_json::Value {
+pub(crate) fn hist_json(h: &LatencyHistogram) -> serde_json::Value {
     let measured = h.count() > 0;
     let us = |ns: u64| measured.then(|| ns_to_us(ns));
     serde_json::json!({

@@ -79,6 +79,7 @@ pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo
     let mut meta = Metadata::parse(&bytes).map_err(malformed)?;
     info.header.trace_cmd_version = Some(meta.header.version);
     info.header.nr_cpus = meta.options.cpu_count.or(Some(meta.cpus.len() as u32));
+    info.uname = meta.options.uname.clone();
     if let Some(place) = meta.latency_text.clone() {
         // Latency-tracer files store the tracer's text output as it was.
         let (codec, endian, notes) = (

@@ -120,7 +120,7 @@ fn bars(what: &str, bars: &[Bar]) -> Result<Markup> {
             .light_line_style(WHITE)
             .disable_y_mesh()
             .disable_y_axis()
-            .x_label_formatter(&|x| fmt_us(super::timeline::round3(*x)))
+            .x_label_formatter(&|x| fmt_us(crate::report::round3(*x)))
             .x_desc("us")
             .label_style(font(11))
             .axis_desc_style(font(12))
@@ -146,7 +146,7 @@ fn bars(what: &str, bars: &[Bar]) -> Result<Markup> {
                 None => String::new(),
             };
             area.draw(&Text::new(
-                format!("{} us{spikes}", fmt_us(super::timeline::round3(b.total_us))),
+                format!("{} us{spikes}", fmt_us(crate::report::round3(b.total_us))),
                 (x1 + 4, yc),
                 font(11).pos(Pos::new(HPos::Left, VPos::Center)),
             ))?;

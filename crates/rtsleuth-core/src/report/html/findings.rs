@@ -3,11 +3,12 @@
 //! prints them), and every stretch of its `timeline` for whoever wants the exact instants.
 
 use super::palette::{colour, css};
-use super::timeline::{round3, timeline};
+use super::timeline::timeline;
 use super::Analyses;
 use crate::analyze::explain::Cause;
 use crate::error::Result;
 use crate::report::fmt_us;
+use crate::report::round3;
 use maud::{html, Markup};
 use serde_json::Value;
 

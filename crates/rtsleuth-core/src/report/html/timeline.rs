@@ -88,7 +88,7 @@ pub fn timeline(f: &Value) -> Result<Markup> {
             .disable_y_mesh()
             .y_labels(2 * n + 1)
             .y_label_formatter(&lane_names)
-            .x_label_formatter(&|x| crate::report::fmt_us(round3(*x)))
+            .x_label_formatter(&|x| crate::report::fmt_us(crate::report::round3(*x)))
             .x_desc("us since the task was due (or the first explained instant)")
             .label_style(font(12))
             .axis_desc_style(font(12))
@@ -131,16 +131,14 @@ pub fn timeline(f: &Value) -> Result<Markup> {
                 HPos::Left
             };
             area.draw(&Text::new(
-                format!("{name} {}", crate::report::fmt_us(round3(*x))),
+                format!(
+                    "{name} {}",
+                    crate::report::fmt_us(crate::report::round3(*x))
+                ),
                 (px, py - LADDER_PX as i32 + 4 + 14 * row as i32),
                 font(12).pos(Pos::new(anchor, VPos::Top)),
             ))?;
         }
         Ok(())
     })
-}
-
-/// Microseconds computed from the JSON's seconds carry float noise below the nanosecond.
-pub fn round3(us: f64) -> f64 {
-    (us * 1000.0).round() / 1000.0
 }

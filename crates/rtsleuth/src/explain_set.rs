@@ -1,0 +1,70 @@
+//! `rtsleuth explain` over a set of traces: each trace's report, the causes of all of them
+//! added up, and with `--parquet` the findings, their stretches and the latency tables.
+
+use crate::set;
+use anyhow::Result;
+use rtsleuth_core::analyze::explain::{CauseTotal, Explain, ExplainOptions};
+use rtsleuth_core::analyze::latency::{Latency, LatencyOptions, TaskLatency};
+use rtsleuth_core::fleet::parquet::{rows, TraceRows};
+use rtsleuth_core::fleet::{SetCauses, SetSection};
+use rtsleuth_core::read;
+use rtsleuth_core::report::{Block, Document};
+use std::path::Path;
+
+struct Explained {
+    doc: Document,
+    causes: Vec<CauseTotal>,
+    /// Only with `--parquet`: `latency`'s tasks, measured in the same pass.
+    tasks: Vec<TaskLatency>,
+}
+
+pub fn run(
+    traces: &[String],
+    opts: ExplainOptions,
+    parquet: Option<&Path>,
+    json: bool,
+) -> Result<()> {
+    let latency_opts = LatencyOptions {
+        pids: opts.pids.clone(),
+        comms: opts.comms.clone(),
+        ..LatencyOptions::default()
+    };
+    let items = set::analyse(traces, |input| {
+        let mut explain = Explain::new(opts.clone());
+        let (info, tasks) = if parquet.is_some() {
+            let mut both = (explain, Latency::new(latency_opts.clone()));
+            let info = read::read(input, &mut both)?;
+            explain = both.0;
+            (info, both.1.task_latencies())
+        } else {
+            (read::read(input, &mut explain)?, Vec::new())
+        };
+        let causes = explain.causes();
+        let doc = explain.document(&info);
+        Ok((info, Explained { doc, causes, tasks }))
+    });
+    let mut causes = SetCauses::default();
+    for t in set::read(&items) {
+        causes.add(&t.result.causes);
+    }
+    if let Some(dir) = parquet {
+        let rows = set::read(&items).map(|t| {
+            let id = &t.identity;
+            let (latency, histograms) = rows::latency_rows(id, &t.result.tasks);
+            let (findings, stretches) = rows::explain_rows(id, &t.result.doc.json);
+            TraceRows {
+                trace: vec![rows::trace_row(id)],
+                latency,
+                histograms,
+                findings,
+                stretches,
+            }
+        });
+        set::write_parquet(dir, true, rows)?;
+    }
+    let section = SetSection {
+        json: causes.json(),
+        blocks: vec![Block::Table(causes.table())],
+    };
+    set::print("explain", traces, &items, |e| &e.doc, section, json)
+}

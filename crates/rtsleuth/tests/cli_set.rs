@@ -1,0 +1,227 @@
+//! Many traces in one run: what is skipped, what fails, the exit status, the set's merged
+//! numbers against an independent reading of the samples, and the Parquet tables queried
+//! with DuckDB against the lab's truth.
+//!
+//! The DuckDB test needs python3 with the `duckdb` package: skipped with a message when it is
+//! missing, a failure when `CI` is set (.ci/run installs it).
+
+mod common;
+
+use common::{golden, ok, repo_root, run};
+use serde_json::Value;
+use std::process::Command;
+
+/// Recorded traces whose every wake-up an independent script (tests/fixtures/recorded/
+/// independent_latency.py) listed in `trace.txt.expected.json`.
+const RECORDED: [&str; 3] = ["fifo_above", "fifo_above_cpu1", "fifo_below"];
+
+fn recorded(name: &str) -> String {
+    format!("tests/fixtures/recorded/{name}/trace.txt")
+}
+
+/// The comm without trailing digits (README, "Many traces").
+fn task_key(comm: &str) -> &str {
+    let s = comm.trim_end_matches(|c: char| c.is_ascii_digit());
+    if s.is_empty() {
+        comm
+    } else {
+        s
+    }
+}
+
+/// Nearest rank over sorted samples.
+fn percentile(sorted: &[u64], q: f64) -> u64 {
+    let rank = ((q / 100.0) * sorted.len() as f64 - 1e-9).ceil().max(1.0) as usize;
+    sorted[rank - 1]
+}
+
+/// The set's p50/p99/p99.9/max per task equal those of all the traces' samples put together,
+/// for every task of the set; and they are not what averaging the traces' own p99s gives.
+#[test]
+fn merged_percentiles_are_those_of_the_concatenated_samples() {
+    // In RECORDED's order, which is also the sorted order of their paths (the set's order).
+    let traces: Vec<String> = RECORDED.iter().map(|r| recorded(r)).collect();
+    let mut args = vec!["latency", "--json"];
+    args.extend(traces.iter().map(String::as_str));
+    let set: Value = serde_json::from_str(&ok(&args)).unwrap();
+    let tasks = set["set"]["tasks"].as_array().unwrap();
+    assert!(tasks.len() > 10, "{tasks:?}");
+    let mut averaging_would_differ = 0;
+    for t in tasks {
+        let key = t["task"].as_str().unwrap();
+        let mut samples: Vec<u64> = Vec::new();
+        let mut p99s = Vec::new();
+        for (i, r) in RECORDED.iter().enumerate() {
+            // The set's own per-trace report says which pids of this trace are the task (a
+            // pid's comm can change at exec; which comm names it is latency's business, checked
+            // elsewhere); the independent script gives their samples.
+            let pids: Vec<i64> = set["traces"][i]["document"]["tasks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|x| task_key(x["comm"].as_str().unwrap()) == key)
+                .map(|x| x["pid"].as_i64().unwrap())
+                .collect();
+            let path = repo_root().join(format!(
+                "tests/fixtures/recorded/{r}/trace.txt.expected.json"
+            ));
+            let want: Value =
+                serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+            let mut mine: Vec<u64> = want["tasks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|w| pids.contains(&w["pid"].as_i64().unwrap()))
+                .flat_map(|w| {
+                    w["samples_ns"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|s| s.as_u64().unwrap())
+                })
+                .collect();
+            mine.sort_unstable();
+            if !mine.is_empty() {
+                p99s.push(percentile(&mine, 99.0));
+            }
+            samples.extend(mine);
+        }
+        samples.sort_unstable();
+        assert_eq!(t["wakeups"], samples.len(), "{key}");
+        // Whole microseconds below 2.048 ms are exact in the histogram (histogram.rs).
+        for (field, q) in [
+            ("p50_us", 50.0),
+            ("p99_us", 99.0),
+            ("p999_us", 99.9),
+            ("max_us", 100.0),
+        ] {
+            let want = percentile(&samples, q);
+            let got = (t[field].as_f64().unwrap() * 1000.0).round() as u64;
+            if want < 2_048_000 || q == 100.0 {
+                assert_eq!(got, want, "{key} {field}");
+            } else {
+                assert!(
+                    got.abs_diff(want) as f64 <= want as f64 * 0.001,
+                    "{key} {field}: {got} vs {want}"
+                );
+            }
+        }
+        let averaged = p99s.iter().sum::<u64>() / p99s.len() as u64;
+        if p99s.len() > 1 && averaged != percentile(&samples, 99.0) {
+            averaging_would_differ += 1;
+        }
+    }
+    assert!(
+        averaging_would_differ > 0,
+        "no task tells merging from averaging"
+    );
+}
+
+/// Files that are not traces are skipped, a broken trace is reported and skipped, the set
+/// still succeeds; with nothing readable the exit status is non-zero.
+#[test]
+fn skips_and_failures_do_not_stop_the_set() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir(d.path().join("sub")).unwrap();
+    std::fs::copy(
+        repo_root().join(recorded("fifo_above")),
+        d.path().join("sub/a"),
+    )
+    .unwrap();
+    std::fs::write(d.path().join("notes.json"), "{\"a\": 1}\n").unwrap();
+    std::fs::write(
+        d.path().join("broken.dat"),
+        b"\x17\x08\x44tracing6\0garbage",
+    )
+    .unwrap();
+    let dir = d.path().to_str().unwrap();
+    let out = run(&["stats", "--json", dir]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["schema"], "rtsleuth.set/1");
+    assert_eq!(j["traces"].as_array().unwrap().len(), 1);
+    assert_eq!(j["traces"][0]["document"]["schema"], "rtsleuth.stats/1");
+    assert_eq!(j["traces"][0]["hash"].as_str().unwrap().len(), 16);
+    assert_eq!(j["skipped"][0]["reason"], "not_a_trace");
+    assert!(j["failed"][0]["path"]
+        .as_str()
+        .unwrap()
+        .ends_with("broken.dat"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("broken.dat"));
+
+    std::fs::remove_file(d.path().join("sub/a")).unwrap();
+    let out = run(&["latency", dir]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains(": no trace could be read among 2 files"));
+}
+
+/// The set's text report: a section per trace in path order, then the whole set.
+#[test]
+fn set_text_golden() {
+    golden(
+        "latency-set.txt",
+        &ok(&[
+            "latency",
+            "--rt-only",
+            &recorded("fifo_below"),
+            &recorded("fifo_above"),
+        ]),
+    );
+    golden(
+        "explain-set.json",
+        &ok(&[
+            "explain",
+            "--json",
+            "--top",
+            "1",
+            &recorded("fifo_below"),
+            &recorded("fifo_above"),
+        ]),
+    );
+}
+
+/// Whether DuckDB's Python package can be imported here.
+fn duckdb_python() -> bool {
+    let found = Command::new("python3")
+        .args(["-c", "import duckdb"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must have python3 with the duckdb package (.ci/run installs it)"
+        );
+        println!("skipped: python3 -c 'import duckdb' fails (python3 -m pip install duckdb)");
+    }
+    found
+}
+
+/// README's example queries on `explain --parquet` of every lab run return the injected causes.
+#[test]
+fn parquet_queries_find_the_lab_culprits() {
+    if !duckdb_python() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().to_str().unwrap();
+    ok(&["explain", "--json", "--parquet", out, "tests/fixtures/lab"]);
+    let script = repo_root().join("crates/rtsleuth/tests/parquet_queries.py");
+    let r = Command::new("python3")
+        .arg(script)
+        .args([out, "tests/fixtures/lab", env!("CARGO_BIN_EXE_rtsleuth")])
+        .current_dir(repo_root())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&r.stdout);
+    println!("{stdout}");
+    assert!(
+        r.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    assert!(stdout.contains("all queries answered as the lab's truth says"));
+}
