@@ -57,6 +57,16 @@ impl Decode {
     }
 }
 
+/// One item of a trace in order: an event, or the point where the ring buffer lost events.
+#[derive(Debug)]
+pub enum Record<'a> {
+    Event(Event<'a>),
+    Lost {
+        cpu: Option<u32>,
+        count: Option<u64>,
+    },
+}
+
 /// Receives the events of a trace in order. Analyses implement this.
 pub trait EventSink {
     fn event(&mut self, ev: &Event<'_>);
@@ -69,6 +79,17 @@ pub trait EventSink {
     /// The ring buffer dropped events on `cpu` here (`count` when the trace says how many).
     /// Whatever an analysis had half-measured across this point may be wrong.
     fn lost(&mut self, _cpu: Option<u32>, _count: Option<u64>) {}
+
+    /// A run of records in trace order, from a reader that has a whole block at hand. The
+    /// default hands them on one at a time; [`Parallel`] gives the block to two sinks at once.
+    fn records(&mut self, records: &[Record<'_>]) {
+        for r in records {
+            match r {
+                Record::Event(ev) => self.event(ev),
+                Record::Lost { cpu, count } => self.lost(*cpu, *count),
+            }
+        }
+    }
 }
 
 /// Reads the whole input into `sink` and returns what was learnt about the trace itself.
@@ -107,6 +128,40 @@ impl<A: EventSink, B: EventSink> EventSink for (A, B) {
     fn lost(&mut self, cpu: Option<u32>, count: Option<u64>) {
         self.0.lost(cpu, count);
         self.1.lost(cpu, count);
+    }
+
+    // The two share no state, so each may take the whole block in turn; a [`Parallel`] nested
+    // in either still gets blocks.
+    fn records(&mut self, records: &[Record<'_>]) {
+        self.0.records(records);
+        self.1.records(records);
+    }
+}
+
+/// Two analyses fed the same events, each block of them on two threads at once. Worth it when
+/// both are heavy: the `report` page runs `explain` beside `latency`, `irq` and `wq`, which one
+/// thread would run one after the other. Readers that hand out single events get the pair's
+/// sequential behaviour.
+pub struct Parallel<A, B>(pub A, pub B);
+
+impl<A: EventSink + Send, B: EventSink + Send> EventSink for Parallel<A, B> {
+    fn event(&mut self, ev: &Event<'_>) {
+        self.0.event(ev);
+        self.1.event(ev);
+    }
+
+    fn decode(&self) -> Decode {
+        self.0.decode().union(self.1.decode())
+    }
+
+    fn lost(&mut self, cpu: Option<u32>, count: Option<u64>) {
+        self.0.lost(cpu, count);
+        self.1.lost(cpu, count);
+    }
+
+    fn records(&mut self, records: &[Record<'_>]) {
+        let Parallel(a, b) = self;
+        rayon::join(|| a.records(records), || b.records(records));
     }
 }
 

@@ -15,9 +15,8 @@ pub use header::Header;
 pub use line::{parse_line, Line, LineContext, NonEvent, TimestampUnit};
 
 use super::info::{LineCounts, TraceInfo, UnparsedLine};
-use super::EventSink;
+use super::{EventSink, Record};
 use crate::error::{Error, Result};
-use crate::event::Event;
 use crate::input::{
     parse_in_order, window, BlockLine, Chunk, ChunkReader, Input, Prefetch, StreamEnd, MAX_LINE,
 };
@@ -48,14 +47,6 @@ pub fn read_bytes(
         ChunkReader::with_chunk_size(name, Box::new(std::io::Cursor::new(bytes)), chunk_size);
     let info = TraceInfo::new(name, crate::input::Format::FtraceText, None);
     Driver::new(chunks, info).run(sink)
-}
-
-enum Record<'a> {
-    Event(Event<'a>),
-    Lost {
-        cpu: Option<u32>,
-        count: Option<u64>,
-    },
 }
 
 /// The result of parsing one block.
@@ -216,16 +207,11 @@ fn absorb(
     }
     for r in &p.records {
         match r {
-            Record::Event(ev) => {
-                info.saw_event(ev.ts, ev.cpu);
-                sink.event(ev);
-            }
-            Record::Lost { cpu, count } => {
-                info.lost_events += count.unwrap_or(0);
-                sink.lost(*cpu, *count);
-            }
+            Record::Event(ev) => info.saw_event(ev.ts, ev.cpu),
+            Record::Lost { count, .. } => info.lost_events += count.unwrap_or(0),
         }
     }
+    sink.records(&p.records);
     info.events += p.counts.events;
     info.bytes += chunk.data.len() as u64;
     if let Some(unit) = p.unit {
