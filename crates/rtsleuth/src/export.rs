@@ -1,43 +1,29 @@
 //! `rtsleuth export`: the trace and its explanation as a file another tool opens.
 
-use crate::TaskFilter;
+use crate::Selection;
 use anyhow::{Context, Result};
 use clap::Args;
-use rtsleuth_core::analyze::explain::{Explain, ExplainOptions};
+use rtsleuth_core::analyze::explain::Explain;
 use rtsleuth_core::export::perfetto::PerfettoExport;
 use std::fs::File;
 use std::io::BufWriter;
 
 #[derive(Args)]
 pub struct ExportArgs {
-    /// Trace file, or - for standard input, in any format `explain` reads.
+    #[arg(help = crate::trace_help!())]
     trace: String,
     /// Write a Perfetto protobuf trace here: the scheduling, IRQ and timer events, and each
     /// finding of `explain` drawn as slices on a "rtsleuth: why late" track under the late
     /// thread, with arrows from the culprits to its switch-in. Open it in ui.perfetto.dev.
     #[arg(long, value_name = "OUT")]
     perfetto: String,
+    /// The findings drawn, as `explain` selects them (--top bounds what is drawn).
     #[command(flatten)]
-    only: TaskFilter,
-    /// Explain every task, not only real-time ones (as `explain --all`).
-    #[arg(long, conflicts_with_all = ["tasks", "pids"])]
-    all: bool,
-    /// How many of the worst wake-ups to draw.
-    #[arg(long, default_value_t = 5)]
-    top: usize,
-    /// Explain every wake-up at least this late (us); --top still bounds what is drawn.
-    #[arg(long, value_name = "US")]
-    threshold: Option<f64>,
+    selection: Selection,
 }
 
 pub fn run(args: ExportArgs) -> Result<()> {
-    let explain = Explain::new(ExplainOptions {
-        pids: args.only.pids,
-        comms: args.only.tasks,
-        all: args.all,
-        top: args.top,
-        threshold_us: args.threshold,
-    });
+    let explain = Explain::new(args.selection.options());
     let file =
         File::create(&args.perfetto).with_context(|| format!("creating {}", args.perfetto))?;
     let export = PerfettoExport::new(&args.perfetto, BufWriter::new(file));

@@ -47,17 +47,7 @@ enum Command {
         #[command(flatten)]
         common: Common,
         #[command(flatten)]
-        only: TaskFilter,
-        /// Explain every task, not only real-time ones (the default, narrowed to the thread a
-        /// cyclictest --tracemark mark names when there is one).
-        #[arg(long, conflicts_with_all = ["tasks", "pids"])]
-        all: bool,
-        /// How many of the worst wake-ups to show.
-        #[arg(long, default_value_t = 5)]
-        top: usize,
-        /// Explain every wake-up at least this late (us) and aggregate their causes.
-        #[arg(long, value_name = "US")]
-        threshold: Option<f64>,
+        selection: Selection,
         /// Also write traces, findings, stretches, latency and histograms as Parquet tables
         /// in DIR (README, "Parquet"); the report becomes the set's.
         #[arg(long, value_name = "DIR")]
@@ -121,6 +111,35 @@ enum Command {
     Diff(diff::DiffArgs),
 }
 
+/// Which wake-ups `explain` explains, for it and the commands that draw its findings.
+#[derive(Args)]
+struct Selection {
+    #[command(flatten)]
+    only: TaskFilter,
+    /// Explain every task, not only real-time ones (the default, narrowed to the thread a
+    /// cyclictest --tracemark mark names when there is one).
+    #[arg(long, conflicts_with_all = ["tasks", "pids"])]
+    all: bool,
+    /// How many of the worst wake-ups to show.
+    #[arg(long, default_value_t = 5)]
+    top: usize,
+    /// Explain every wake-up at least this late (us) and aggregate their causes.
+    #[arg(long, value_name = "US")]
+    threshold: Option<f64>,
+}
+
+impl Selection {
+    fn options(self) -> ExplainOptions {
+        ExplainOptions {
+            pids: self.only.pids,
+            comms: self.only.tasks,
+            all: self.all,
+            top: self.top,
+            threshold_us: self.threshold,
+        }
+    }
+}
+
 /// Which tasks a per-task command looks at.
 #[derive(Args)]
 struct TaskFilter {
@@ -132,16 +151,31 @@ struct TaskFilter {
     pids: Vec<i32>,
 }
 
+/// What a TRACE argument may be: every format the readers know, so that `--help` answers
+/// whether a perf, Perfetto or trace-cmd file is worth trying. Every command that reads a
+/// trace says this (a macro, so that `concat!` can add to it).
+macro_rules! trace_help {
+    () => {
+        "Trace file, or - for standard input: ftrace text (tracefs `trace`/`trace_pipe`, \
+         `trace-cmd report`, Android atrace, latency-format and latency tracers' output, `perf \
+         script` of tracepoints), trace-cmd trace.dat (v6, v7, compressed), or Perfetto \
+         protobuf; each also as .gz, .zst or .xz. The format is recognised from the content."
+    };
+}
+pub(crate) use trace_help;
+
 #[derive(Args)]
 struct Common {
-    /// Trace file, or - for standard input: ftrace text (tracefs `trace`/`trace_pipe`,
-    /// `trace-cmd report`, Android atrace, latency-format and latency tracers' output, `perf
-    /// script` of tracepoints), trace-cmd trace.dat (v6, v7, compressed), or Perfetto protobuf;
-    /// each also as .gz, .zst or .xz. The format is recognised from the content. Several
-    /// files or directories (walked to the bottom; files that are not traces are skipped)
-    /// make a set: one report per trace, then the whole set; the exit status is non-zero only
-    /// when no trace of the set could be read.
-    #[arg(value_name = "TRACE", required = true)]
+    #[arg(
+        value_name = "TRACE",
+        required = true,
+        help = concat!(
+            trace_help!(),
+            " Several files or directories (walked to the bottom; files that are not traces \
+             are skipped) make a set: one report per trace, then the whole set; the exit status \
+             is non-zero only when no trace of the set could be read."
+        )
+    )]
     traces: Vec<String>,
     /// Print the stable JSON document instead of the text report.
     #[arg(long)]
@@ -189,19 +223,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Explain {
             common,
-            only: TaskFilter { tasks, pids },
-            all,
-            top,
-            threshold,
+            selection,
             parquet,
         } => {
-            let opts = ExplainOptions {
-                pids,
-                comms: tasks,
-                all,
-                top,
-                threshold_us: threshold,
-            };
+            let opts = selection.options();
             if set::is_set(&common.traces, parquet.is_some()) {
                 explain_set::run(&common.traces, opts, parquet.as_deref(), common.json)
             } else {

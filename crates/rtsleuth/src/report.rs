@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct ReportArgs {
-    /// Trace file, or - for standard input (any format `explain` reads).
+    #[arg(help = crate::trace_help!())]
     trace: String,
     /// The HTML file to write.
     #[arg(short, long, default_value = "report.html")]

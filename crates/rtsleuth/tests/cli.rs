@@ -745,7 +745,9 @@ fn every_analysis_help_lists_every_format_read() {
         "Perfetto protobuf",
         ".gz, .zst or .xz",
     ];
-    for command in ["stats", "explain", "latency", "wq", "irq"] {
+    for command in [
+        "stats", "explain", "latency", "wq", "irq", "report", "export",
+    ] {
         let help = ok(&[command, "--help"]);
         let missing: Vec<&str> = formats
             .iter()
