@@ -69,18 +69,8 @@ pub fn golden(name: &str, got: &str) {
     }
 }
 
-/// The path of `rel` in `../shared/fixtures/realworld/` beside the clone, or `None`, after
-/// saying so, when it is absent outside CI (CI always has the folder: there it fails).
-pub fn realworld(rel: &str) -> Option<PathBuf> {
-    let p = repo_root().join("../shared/fixtures/realworld").join(rel);
-    if p.exists() {
-        return Some(p);
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{} not found and CI is set",
-        p.display()
-    );
-    println!("skipped: {} not found", p.display());
-    None
-}
+/// The core's tests find the realworld traces beside the clone; the CLI's use the same rule.
+#[path = "../../../rtsleuth-core/tests/shared_fixtures/mod.rs"]
+mod shared_fixtures;
+#[allow(unused_imports)] // as with dead_code above: only some test files use it
+pub use shared_fixtures::realworld;
