@@ -533,3 +533,41 @@ fn a_switch_before_its_wakeup_is_not_explained() {
     let got = explain_input(input, ExplainOptions::default());
     assert_eq!(got["findings"], Value::Array(Vec::new()), "{got:#}");
 }
+
+/// A task woken onto one CPU that runs on another with no migration traced waited somewhere
+/// the trace does not show: its wait is `unknown`, not blamed on the CPU it ran on. In the
+/// lab's PREEMPT_RT softirq run, rcu_preempt is migrated to CPU1 by its wake-up (75.971586),
+/// CPU1 records nothing for 40 ms (the injected tasklet), and it runs on CPU0 at 76.012298;
+/// CPU0 meanwhile ran cyclictest's SCHED_OTHER main thread, which is not the cause.
+#[test]
+fn a_wait_after_an_untraced_move_is_unknown_not_the_run_cpus() {
+    let path = fixtures("lab").join("rt/softirq/trace.txt.zst");
+    let doc = explain(
+        &path,
+        ExplainOptions {
+            pids: vec![20],
+            top: 1,
+            ..ExplainOptions::default()
+        },
+    );
+    let f = &doc["findings"][0];
+    assert_eq!(f["latency_us"], 40736.0, "{f}");
+    assert_eq!(f["root_cause"], "unknown", "{f}");
+    let timeline = f["timeline"].as_array().unwrap();
+    let last = timeline.last().unwrap();
+    assert_eq!(last["kind"], "unknown", "{last}");
+    assert_eq!(last["cpu"], 1, "{last}");
+    assert_eq!(last["start_ts"], 75.971586, "{last}");
+    assert_eq!(last["end_ts"], 76.012298, "{last}");
+    assert!(
+        last["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("queued on CPU1, it ran on CPU0 and no migration was traced"),
+        "{last}"
+    );
+    assert!(
+        timeline.iter().all(|s| s["culprit"] != "cyclictest-261"),
+        "{timeline:?}"
+    );
+}

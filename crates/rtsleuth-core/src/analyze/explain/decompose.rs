@@ -47,6 +47,9 @@ pub struct WakeUp {
     pub slack_until: Option<Timestamp>,
     /// The CPUs the task waited on, each from when: the wake-up's target, then migrations.
     pub queue: Vec<(u32, Timestamp)>,
+    /// The CPU it ran on. When that is not the last CPU of `queue`, it moved there without a
+    /// traced migration, at a time the trace does not show.
+    pub ran_on: u32,
 }
 
 /// What the stretches are judged by, beyond the wake-up itself.
@@ -80,10 +83,27 @@ pub fn decompose(
             &mut pieces,
         );
     }
+    let moved_untraced = w.queue.last().is_some_and(|&(cpu, _)| cpu != w.ran_on);
     for (i, &(cpu, from)) in w.queue.iter().enumerate() {
         let to = w.queue.get(i + 1).map_or(win.run, |&(_, t)| t).min(win.run);
         let from = from.max(w.wakeup).max(win.from);
-        if to > from {
+        if to <= from {
+            continue;
+        }
+        if moved_untraced && i + 1 == w.queue.len() {
+            // Somewhere in here it left this CPU's queue for the one it ran on; which CPU held
+            // it when is not in the trace, so neither CPU's activity is its cause.
+            let note = Note::UntracedMove { to: w.ran_on };
+            let piece = Component::new(
+                Cause::Unknown,
+                Phase::AfterWakeup,
+                cpu,
+                (from, to),
+                None,
+                note,
+            );
+            pieces.push(piece);
+        } else {
             judge.cover(cpus, cpu, (from, to), Phase::AfterWakeup, &mut pieces);
         }
     }

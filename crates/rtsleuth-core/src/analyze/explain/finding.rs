@@ -41,6 +41,8 @@ pub enum Note {
     /// The CPU was idle, and the switch to the task was not traced: it ran at some point in
     /// here, at the latest at its first event.
     UntracedSwitch,
+    /// It was queued on this CPU and ran on CPU `to`, with no migration traced in between.
+    UntracedMove { to: u32 },
     /// Entry, exit and dispatch of the interrupt that woke the task.
     WakeInterrupt,
     /// The task's own timer callback (`hrtimer_wakeup`) doing the wake-up.

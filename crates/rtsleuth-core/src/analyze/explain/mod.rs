@@ -229,6 +229,7 @@ impl Explain {
                 own_timer: timer.map(|t| t.hrtimer),
                 slack_until: timer.and_then(|t| t.hard),
                 queue: vec![(target.unwrap_or(ev.cpu), ev.ts)],
+                ran_on: target.unwrap_or(ev.cpu),
             },
             due,
             last_ran: v.last_ran,
@@ -240,10 +241,7 @@ impl Explain {
         let Some(mut p) = self.victims.get_mut(&w.pid).and_then(|v| v.pending.take()) else {
             return;
         };
-        if p.wake.queue.last().is_some_and(|&(c, _)| c != w.cpu) {
-            // Moved without a traced migration: it waited on this CPU from the wake-up on.
-            p.wake.queue = vec![(w.cpu, p.wake.wakeup)];
-        }
+        p.wake.ran_on = w.cpu;
         if let Some(prio) = w.prio {
             p.wake.prio = prio;
         }

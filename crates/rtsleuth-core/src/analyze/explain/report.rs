@@ -293,6 +293,9 @@ impl Explain {
             Note::UntracedSwitch => format!(
                 "CPU{cpu} idle; the switch to it was not traced, it ran at the latest at its first event"
             ),
+            Note::UntracedMove { to } => format!(
+                "queued on CPU{cpu}, it ran on CPU{to} and no migration was traced: where it waited, and behind what, is not in the trace"
+            ),
             Note::WakeInterrupt => "entry and exit of the interrupt that woke it".into(),
             Note::WakeCallback => "its own timer callback (hrtimer_wakeup) waking it".into(),
             Note::ReschedIpi => format!("the reschedule IPI to CPU{cpu}"),

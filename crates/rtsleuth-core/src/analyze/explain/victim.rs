@@ -154,6 +154,7 @@ mod tests {
             own_timer: None,
             slack_until: None,
             queue: vec![(0, 1000)],
+            ran_on: 0,
         };
         Explained {
             pending: Pending {
