@@ -47,9 +47,6 @@ pub struct WakeUp {
     pub slack_until: Option<Timestamp>,
     /// The CPUs the task waited on, each from when: the wake-up's target, then migrations.
     pub queue: Vec<(u32, Timestamp)>,
-    /// The CPU it ran on. When that is not the last CPU of `queue`, it moved there without a
-    /// traced migration, at a time the trace does not show.
-    pub ran_on: u32,
 }
 
 /// What the stretches are judged by, beyond the wake-up itself.
@@ -59,6 +56,9 @@ pub struct Window {
     pub from: Timestamp,
     /// Where it ends.
     pub run: Timestamp,
+    /// The CPU it ran on. When that is not the last CPU of the wake-up's queue, it moved there
+    /// without a traced migration, at a time the trace does not show.
+    pub run_cpu: u32,
     /// The due time is proven (its timer or a cyclictest mark), not estimated.
     pub proven: bool,
     /// The switch-in that ends the wait was traced (not inferred from a later event).
@@ -83,7 +83,7 @@ pub fn decompose(
             &mut pieces,
         );
     }
-    let moved_untraced = w.queue.last().is_some_and(|&(cpu, _)| cpu != w.ran_on);
+    let moved_untraced = w.queue.last().is_some_and(|&(cpu, _)| cpu != win.run_cpu);
     for (i, &(cpu, from)) in w.queue.iter().enumerate() {
         let to = w.queue.get(i + 1).map_or(win.run, |&(_, t)| t).min(win.run);
         let from = from.max(w.wakeup).max(win.from);
@@ -93,7 +93,7 @@ pub fn decompose(
         if moved_untraced && i + 1 == w.queue.len() {
             // Somewhere in here it left this CPU's queue for the one it ran on; which CPU held
             // it when is not in the trace, so neither CPU's activity is its cause.
-            let note = Note::UntracedMove { to: w.ran_on };
+            let note = Note::UntracedMove { to: win.run_cpu };
             let piece = Component::new(
                 Cause::Unknown,
                 Phase::AfterWakeup,

@@ -229,7 +229,6 @@ impl Explain {
                 own_timer: timer.map(|t| t.hrtimer),
                 slack_until: timer.and_then(|t| t.hard),
                 queue: vec![(target.unwrap_or(ev.cpu), ev.ts)],
-                ran_on: target.unwrap_or(ev.cpu),
             },
             due,
             last_ran: v.last_ran,
@@ -241,7 +240,6 @@ impl Explain {
         let Some(mut p) = self.victims.get_mut(&w.pid).and_then(|v| v.pending.take()) else {
             return;
         };
-        p.wake.ran_on = w.cpu;
         if let Some(prio) = w.prio {
             p.wake.prio = prio;
         }
@@ -275,6 +273,7 @@ impl Explain {
         let window = Window {
             from: expected.unwrap_or(wake.wakeup),
             run,
+            run_cpu: cpu,
             proven: matches!(source, Source::Timer | Source::Tracemark),
             run_traced: run_at != RunAt::Wake(WakeEnd::Inferred),
         };

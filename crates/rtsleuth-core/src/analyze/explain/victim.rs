@@ -154,7 +154,6 @@ mod tests {
             own_timer: None,
             slack_until: None,
             queue: vec![(0, 1000)],
-            ran_on: 0,
         };
         Explained {
             pending: Pending {
