@@ -169,10 +169,7 @@ impl Session {
     /// returns what the user should know about changes no restore can undo (the kernel
     /// expanding a never-used buffer).
     pub fn restore(mut self) -> Result<Vec<String>, LiveError> {
-        self.restore_all()?;
-        Ok(expansion(&self.before, &observe(&self.root))
-            .into_iter()
-            .collect())
+        self.restore_all()
     }
 
     fn save_and_write(&mut self, path: PathBuf, value: &str) -> Result<(), LiveError> {
@@ -190,9 +187,11 @@ impl Session {
         Ok(())
     }
 
-    fn restore_all(&mut self) -> Result<(), LiveError> {
+    /// Restores once; returns what no restore can undo, judged from the same look at tracefs
+    /// that checked the restore.
+    fn restore_all(&mut self) -> Result<Vec<String>, LiveError> {
         if std::mem::replace(&mut self.restored, true) {
-            return Ok(());
+            return Ok(Vec::new());
         }
         if self.own_instance {
             // Stop writers into the instance before it is removed; its files go with it.
@@ -206,13 +205,14 @@ impl Session {
             .filter_map(|s| s.restore().err())
             .map(|e| e.to_string())
             .collect();
+        let after = observe(&self.root);
         failures.extend(
-            differences(&self.before, &observe(&self.root))
+            differences(&self.before, &after)
                 .into_iter()
                 .map(|d| format!("still differs: {d}")),
         );
         if failures.is_empty() {
-            Ok(())
+            Ok(expansion(&self.before, &after).into_iter().collect())
         } else {
             Err(LiveError::Restore(failures.join("; ")))
         }
