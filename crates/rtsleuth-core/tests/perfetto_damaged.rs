@@ -257,19 +257,74 @@ fn touched(f: &Fixture, r: &Range<usize>) -> u64 {
 }
 
 /// What every damaged read must give: an error naming the file, or at least the events of
-/// the packets the damage did not touch and, when events are missing, a warning.
+/// the packets the damage did not touch and, when events are missing, a warning. The one
+/// loss no reader can see is a cut exactly between two packets: what is left is a whole,
+/// shorter trace.
 fn check(f: &Fixture, bytes: Vec<u8>, hit: Range<usize>) -> Result<(), TestCaseError> {
+    let cut_between_packets = hit == (bytes.len()..f.bytes.len())
+        && f.packets.iter().any(|p| p.frame.start == bytes.len());
     match read_bytes(bytes) {
         Ok((n, info)) => {
             let floor = f.events - touched(f, &hit);
             prop_assert!(n >= floor, "{} events, at least {} expected", n, floor);
-            if n < f.events {
+            if n < f.events && !cut_between_packets {
                 prop_assert!(!info.notes.is_empty(), "{} events and no warning", n);
             }
         }
         Err(e) => prop_assert!(e.to_string().contains(NAME), "{}", e),
     }
     Ok(())
+}
+
+/// Inputs the properties below once found losing an event without a word, kept as fixed cases.
+/// The flip turns the key of one `event` entry of a bundle (`0x12`, field 2) into `0x6a`,
+/// field 13, which Perfetto does not define: the bundle still decodes, one event short.
+#[test]
+fn an_event_key_turned_into_an_undefined_field_is_reported() {
+    let Some(f) = fixture("test_trace.perfetto-trace") else {
+        return;
+    };
+    let mut b = f.bytes.clone();
+    let at = ((b.len() - 1) as f64 * 0.045830902170989486) as usize;
+    assert_eq!(b[at], 0x12);
+    b[at] ^= 120;
+    let (n, info) = read_bytes(b.clone()).unwrap();
+    assert_eq!(n, f.events - 1);
+    let packet = f.packets.iter().find(|p| p.frame.contains(&at)).unwrap();
+    assert_eq!(
+        info.notes,
+        [format!(
+            "1 FtraceEventBundle from byte {} on holds a field Perfetto does not define (first: field 13), which was skipped: damage (a changed key may have hidden an event) or a Perfetto newer than rtsleuth; their other events were read",
+            packet.frame.start
+        )]
+    );
+    check(f, b, at..at + 1).unwrap();
+}
+
+/// The same key turned into field 11 (`generic_event_descriptors`), a field Perfetto defines
+/// and the reader does not use: the reader declares it anyway, so the event's varint fields
+/// fail its wire types and the packet is skipped with a warning instead of vanishing.
+#[test]
+fn an_event_key_turned_into_an_unused_field_skips_its_packet() {
+    let Some(f) = fixture("test_trace.perfetto-trace") else {
+        return;
+    };
+    let mut b = f.bytes.clone();
+    let at = ((b.len() - 1) as f64 * 0.6564788567879949) as usize;
+    assert_eq!(b[at], 0x12);
+    b[at] ^= 72;
+    let (n, info) = read_bytes(b.clone()).unwrap();
+    let packet = f.packets.iter().find(|p| p.frame.contains(&at)).unwrap();
+    assert_eq!(n, f.events - packet.entries);
+    assert!(
+        skipped_packets(&info).unwrap().starts_with(&format!(
+            "1 TracePacket from byte {} on",
+            packet.frame.start
+        )),
+        "{:?}",
+        info.notes
+    );
+    check(f, b, at..at + 1).unwrap();
 }
 
 proptest! {

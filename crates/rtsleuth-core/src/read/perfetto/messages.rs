@@ -6,6 +6,7 @@
 //! Only the fields the reader uses are declared: a field left out is skipped, which also keeps
 //! old and new Perfetto versions decodable where a field changed its type.
 
+use super::checked_bundle::CheckedBundle;
 use prost::{Message, Oneof};
 
 /// One element of the `Trace { repeated TracePacket packet = 1; }` stream.
@@ -40,7 +41,7 @@ pub struct TracePacket {
 #[derive(Clone, PartialEq, Oneof)]
 pub enum Data {
     #[prost(message, tag = "1")]
-    FtraceEvents(FtraceEventBundle),
+    FtraceEvents(CheckedBundle),
     #[prost(message, tag = "2")]
     ProcessTree(ProcessTree),
     #[prost(message, tag = "34")]
@@ -81,6 +82,48 @@ pub struct FtraceEventBundle {
     /// Set when the ftrace clock is not `boot` (1 unknown, 2 global, 3 local, 4 mono_raw).
     #[prost(int32, optional, tag = "5")]
     pub ftrace_clock: Option<i32>,
+    /// Places where Perfetto could not parse the ring buffer: it skipped the rest of that
+    /// kernel page, so its events are missing.
+    #[prost(message, repeated, tag = "8")]
+    pub error: Vec<FtraceError>,
+    /// A kernel page Perfetto could not parse, kept raw (Android, `debug_ftrace_abi`): its
+    /// events are missing.
+    #[prost(bytes = "vec", optional, tag = "512")]
+    pub broken_abi_trace_page: Option<Vec<u8>>,
+    // The fields below are not used; they are declared so that their wire types are checked.
+    // Undeclared, they would be skipped unseen, and a damaged key that turns an `event` into
+    // one of them would lose that event without a word (see `checked_bundle`).
+    #[prost(int64, optional, tag = "6")]
+    pub ftrace_timestamp: Option<i64>,
+    #[prost(int64, optional, tag = "7")]
+    pub boot_timestamp: Option<i64>,
+    #[prost(uint64, optional, tag = "9")]
+    pub last_read_event_timestamp: Option<u64>,
+    #[prost(uint64, optional, tag = "10")]
+    pub previous_bundle_end_timestamp: Option<u64>,
+    #[prost(message, repeated, tag = "11")]
+    pub generic_event_descriptors: Vec<GenericEventDescriptor>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+pub struct FtraceError {
+    /// The ftrace clock time of the page holding the record that did not parse.
+    #[prost(uint64, optional, tag = "1")]
+    pub timestamp: Option<u64>,
+    /// Perfetto's `FtraceParseStatus`.
+    #[prost(int32, optional, tag = "2")]
+    pub status: Option<i32>,
+}
+
+/// Declared for its wire types only (see `FtraceEventBundle`).
+#[derive(Clone, PartialEq, Message)]
+pub struct GenericEventDescriptor {
+    #[prost(int32, optional, tag = "1")]
+    pub field_id: Option<i32>,
+    #[prost(bytes = "vec", optional, tag = "2")]
+    pub event_descriptor: Option<Vec<u8>>,
+    #[prost(string, optional, tag = "3")]
+    pub group_name: Option<String>,
 }
 
 /// `sched_switch` and `sched_waking` of a bundle as columns: timestamps delta-coded from the

@@ -9,6 +9,7 @@
 //! not by the trace.
 
 mod bundle;
+mod checked_bundle;
 mod compact;
 mod emit;
 mod ftrace_stats;
@@ -124,6 +125,11 @@ struct Reader {
     unknown_events: u64,
     compressed: u64,
     clocks: BTreeSet<i32>,
+    /// `FtraceEventBundle.error`s: how many, and the first (CPU, page time, status).
+    parse_errors: u64,
+    first_parse_error: Option<(u32, u64, i32)>,
+    /// `FtraceEventBundle.broken_abi_trace_page`s.
+    broken_pages: u64,
 }
 
 impl Reader {
@@ -142,6 +148,9 @@ impl Reader {
             unknown_events: 0,
             compressed: 0,
             clocks: BTreeSet::new(),
+            parse_errors: 0,
+            first_parse_error: None,
+            broken_pages: 0,
         }
     }
 
@@ -162,7 +171,12 @@ impl Reader {
         self.symbols
             .packet(seq, cleared, packet.interned_data.as_ref());
         match packet.data {
-            Some(Data::FtraceEvents(b)) => self.bundle(seq, b, dropped, offset),
+            Some(Data::FtraceEvents(b)) => {
+                if let Some(field) = b.undefined_field {
+                    self.skips.undefined_field(offset, field);
+                }
+                self.bundle(seq, b.bundle, dropped, offset)
+            }
             Some(Data::ProcessTree(t)) if !self.trees_known => {
                 self.emitter.tree(packet.timestamp, t)
             }
@@ -184,6 +198,12 @@ impl Reader {
         if let Some(clock) = b.ftrace_clock.filter(|&c| c != 0) {
             self.clocks.insert(clock);
         }
+        if let Some(e) = b.error.first() {
+            let first = (cpu, e.timestamp.unwrap_or(0), e.status.unwrap_or(0));
+            self.first_parse_error.get_or_insert(first);
+        }
+        self.parse_errors += b.error.len() as u64;
+        self.broken_pages += u64::from(b.broken_abi_trace_page.is_some());
         let running = self.running.entry((seq, cpu)).or_default();
         let symbols = &self.symbols;
         let expanded =
@@ -269,6 +289,21 @@ impl Reader {
                 "ftrace_stats: the kernel overwrote or dropped {} events before Perfetto read them ({})",
                 lost.iter().map(|(_, n)| n).sum::<u64>(),
                 per_cpu.join(", ")
+            ));
+        }
+        if let Some((cpu, ts, status)) = self.first_parse_error {
+            info.notes.push(format!(
+                "Perfetto could not parse the kernel ring buffer in {} place(s) (first: CPU {cpu}, page of {}.{:09} s, FtraceParseStatus {status}) and skipped the rest of each page: events there are missing",
+                self.parse_errors,
+                ts / 1_000_000_000,
+                ts % 1_000_000_000
+            ));
+        }
+        if self.broken_pages > 0 {
+            let n = self.broken_pages;
+            let (s, are) = if n == 1 { ("", "is") } else { ("s", "are") };
+            info.notes.push(format!(
+                "{n} kernel ring-buffer page{s} Perfetto could not parse {are} in the trace only as raw bytes (broken_abi_trace_page): their events are missing"
             ));
         }
         if self.unknown_events > 0 {

@@ -1,9 +1,11 @@
 //! What the reader skipped as damaged, kept as counts and the first place of each kind, so a
 //! trace with a million bad bytes costs a few words of memory and two lines of notes.
 //!
-//! Two kinds are told apart because they mean different things to the user: a packet skipped
+//! Three kinds are told apart because they mean different things to the user: a packet skipped
 //! whole lost exactly its own events; a stretch skipped to find the packets again
-//! ([`super::packets`]) may have held any number of packets.
+//! ([`super::packets`]) may have held any number of packets; a field Perfetto does not define
+//! inside a bundle ([`super::checked_bundle`]) may have been one event, the rest of the bundle
+//! was read.
 
 use std::fmt::Display;
 
@@ -15,6 +17,8 @@ pub struct Skips {
     /// Stretches of bytes passed over to reach the next plausible packet.
     spans: Tally,
     span_bytes: u64,
+    /// Bundles holding a field number Perfetto does not define (the reason is the number).
+    fields: Tally,
     /// Where the last stretch that ran to the end of the file began.
     to_end: Option<u64>,
 }
@@ -50,6 +54,11 @@ impl Skips {
         }
     }
 
+    /// The bundle in the packet at `offset` held the undefined field `field`.
+    pub fn undefined_field(&mut self, offset: u64, field: u32) {
+        self.fields.add(offset, field);
+    }
+
     /// The earliest damage: where and why.
     pub fn first(&self) -> Option<(u64, &str)> {
         [&self.packets.first, &self.spans.first]
@@ -79,6 +88,13 @@ impl Skips {
                 self.span_bytes
             ));
         }
+        if let Some((at, field)) = &self.fields.first {
+            let n = self.fields.count;
+            let (s, holds) = if n == 1 { ("", "holds") } else { ("s", "hold") };
+            notes.push(format!(
+                "{n} FtraceEventBundle{s} from byte {at} on {holds} a field Perfetto does not define (first: field {field}), which was skipped: damage (a changed key may have hidden an event) or a Perfetto newer than rtsleuth; their other events were read"
+            ));
+        }
     }
 }
 
@@ -105,12 +121,15 @@ mod tests {
         s.span(100, 7, "bad key", true);
         s.packet(900, "bad B");
         s.span(2000, 30, "bad varint", false);
+        s.undefined_field(700, 13);
+        s.undefined_field(800, 99);
         assert_eq!(s.first(), Some((100, "bad key")));
         assert_eq!(
             notes(&s),
             [
                 "2 TracePackets from byte 500 on could not be decoded and were skipped (first: bad A); the other packets were read",
                 "the packet framing is damaged in 2 places from byte 100 on: 37 bytes were skipped to reach the next packet that decodes (first: bad key); from byte 2000 to the end no packet decodes",
+                "2 FtraceEventBundles from byte 700 on hold a field Perfetto does not define (first: field 13), which was skipped: damage (a changed key may have hidden an event) or a Perfetto newer than rtsleuth; their other events were read",
             ]
         );
     }

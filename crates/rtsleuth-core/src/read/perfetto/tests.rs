@@ -2,9 +2,11 @@
 //! generic events, interned kernel symbols: none of the real fixtures has them), and the merge
 //! window on the real fixtures.
 
+use super::checked_bundle::CheckedBundle;
 use super::messages::{
-    Body, CompactSched, Data, FtraceEvent, FtraceEventBundle, Generic, GenericField, GenericValue,
-    HrtimerStart, InternedData, InternedString, Print, Process, ProcessTree, TracePacket,
+    Body, CompactSched, Data, FtraceError, FtraceEvent, FtraceEventBundle, Generic, GenericField,
+    GenericValue, HrtimerStart, InternedData, InternedString, Print, Process, ProcessTree,
+    TracePacket,
 };
 use super::order::Limits;
 use super::{read, read_with};
@@ -72,7 +74,7 @@ fn compact_trace() -> Vec<u8> {
         }],
         threads: vec![],
     }));
-    let first = packet(Data::FtraceEvents(FtraceEventBundle {
+    let first = packet(Data::FtraceEvents(CheckedBundle::from(FtraceEventBundle {
         cpu: Some(1),
         event: vec![FtraceEvent {
             timestamp: Some(1300),
@@ -99,9 +101,9 @@ fn compact_trace() -> Vec<u8> {
             waking_comm_index: vec![1, 0],
         }),
         ..FtraceEventBundle::default()
-    }));
+    })));
     // The next bundle of the CPU goes on from where the last one left it (idle).
-    let second = packet(Data::FtraceEvents(FtraceEventBundle {
+    let second = packet(Data::FtraceEvents(CheckedBundle::from(FtraceEventBundle {
         cpu: Some(1),
         lost_events: Some(true),
         compact_sched: Some(CompactSched {
@@ -114,7 +116,7 @@ fn compact_trace() -> Vec<u8> {
             ..CompactSched::default()
         }),
         ..FtraceEventBundle::default()
-    }));
+    })));
     [tree, first, second].concat()
 }
 
@@ -173,7 +175,7 @@ fn generic_events_are_typed_like_the_text_traces() {
             field: fields,
         })),
     };
-    let trace = packet(Data::FtraceEvents(FtraceEventBundle {
+    let trace = packet(Data::FtraceEvents(CheckedBundle::from(FtraceEventBundle {
         cpu: Some(2),
         event: vec![
             generic(
@@ -191,7 +193,7 @@ fn generic_events_are_typed_like_the_text_traces() {
             ),
         ],
         ..FtraceEventBundle::default()
-    }));
+    })));
     let input = Input::from_reader("synthetic", Box::new(std::io::Cursor::new(trace))).unwrap();
     let mut sink = Kinds::default();
     read(input, &mut sink).unwrap();
@@ -222,11 +224,11 @@ fn interned_kernel_symbols_name_functions() {
         })),
     };
     let bundle = |events| {
-        Some(Data::FtraceEvents(FtraceEventBundle {
+        Some(Data::FtraceEvents(CheckedBundle::from(FtraceEventBundle {
             cpu: Some(0),
             event: events,
             ..FtraceEventBundle::default()
-        }))
+        })))
     };
     let symbols = InternedData {
         kernel_symbols: vec![InternedString {
@@ -286,14 +288,14 @@ fn interned_kernel_symbols_name_functions() {
 #[test]
 fn ragged_compact_columns_skip_their_packet() {
     let good = compact_trace();
-    let bad = packet(Data::FtraceEvents(FtraceEventBundle {
+    let bad = packet(Data::FtraceEvents(CheckedBundle::from(FtraceEventBundle {
         cpu: Some(0),
         compact_sched: Some(CompactSched {
             switch_timestamp: vec![1, 2],
             ..CompactSched::default()
         }),
         ..FtraceEventBundle::default()
-    }));
+    })));
     let (clean, clean_info) = read_trace(good.clone());
     let (damaged, info) = read_trace([good.clone(), bad].concat());
     assert_eq!(damaged.0, clean.0);
@@ -304,6 +306,39 @@ fn ragged_compact_columns_skip_their_packet() {
             "1 TracePacket from byte {} on could not be decoded and was skipped (first: FtraceEventBundle: CompactSched switch columns differ in length ([2, 0, 0, 0, 0])); the other packets were read",
             good.len()
         )
+    );
+}
+
+/// Perfetto's own record of ring-buffer pages it could not parse means events are missing:
+/// each kind is counted into a note, and the bundle's events are still read.
+#[test]
+fn pages_perfetto_could_not_parse_are_reported() {
+    let good = compact_trace();
+    let with_errors = |page: Option<Vec<u8>>| {
+        packet(Data::FtraceEvents(CheckedBundle::from(FtraceEventBundle {
+            cpu: Some(2),
+            error: vec![
+                FtraceError {
+                    timestamp: Some(5_000_000_123),
+                    status: Some(9),
+                },
+                FtraceError::default(),
+            ],
+            broken_abi_trace_page: page,
+            ..FtraceEventBundle::default()
+        })))
+    };
+    let (clean, clean_info) = read_trace(good.clone());
+    let trace = [good, with_errors(Some(vec![0; 16])), with_errors(None)].concat();
+    let (read, info) = read_trace(trace);
+    assert_eq!(read.0, clean.0);
+    assert_eq!(info.notes[..clean_info.notes.len()], clean_info.notes);
+    assert_eq!(
+        info.notes[clean_info.notes.len()..],
+        [
+            "Perfetto could not parse the kernel ring buffer in 4 place(s) (first: CPU 2, page of 5.000000123 s, FtraceParseStatus 9) and skipped the rest of each page: events there are missing",
+            "1 kernel ring-buffer page Perfetto could not parse is in the trace only as raw bytes (broken_abi_trace_page): their events are missing",
+        ]
     );
 }
 
