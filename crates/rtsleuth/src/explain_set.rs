@@ -5,7 +5,7 @@ use crate::set;
 use anyhow::Result;
 use rtsleuth_core::analyze::explain::{CauseTotal, Explain, ExplainOptions};
 use rtsleuth_core::analyze::latency::{Latency, LatencyOptions, TaskLatency};
-use rtsleuth_core::fleet::parquet::{rows, TraceRows};
+use rtsleuth_core::fleet::parquet::{rows, ParquetSet, TraceRows};
 use rtsleuth_core::fleet::{SetCauses, SetSection};
 use rtsleuth_core::read;
 use rtsleuth_core::report::{Block, Document};
@@ -29,7 +29,7 @@ pub fn run(
         comms: opts.comms.clone(),
         ..LatencyOptions::default()
     };
-    let items = set::analyse(traces, |input| {
+    let analyse = |input| {
         let mut explain = Explain::new(opts.clone());
         let (info, tasks) = if parquet.is_some() {
             let mut both = (explain, Latency::new(latency_opts.clone()));
@@ -42,29 +42,39 @@ pub fn run(
         let causes = explain.causes();
         let doc = explain.document(&info);
         Ok((info, Explained { doc, causes, tasks }))
-    });
+    };
     let mut causes = SetCauses::default();
-    for t in set::read(&items) {
-        causes.add(&t.result.causes);
-    }
-    if let Some(dir) = parquet {
-        let rows = set::read(&items).map(|t| {
-            let id = &t.identity;
-            let (latency, histograms) = rows::latency_rows(id, &t.result.tasks);
-            let (findings, stretches) = rows::explain_rows(id, &t.result.doc.json);
-            TraceRows {
-                trace: vec![rows::trace_row(id)],
-                latency,
-                histograms,
-                findings,
-                stretches,
+    let mut tables = parquet
+        .map(|dir| ParquetSet::create(dir, true))
+        .transpose()?;
+    let open = set::run(
+        "explain",
+        traces,
+        json,
+        analyse,
+        |e| &e.doc,
+        |t| {
+            causes.add(&t.result.causes);
+            if let Some(tables) = &mut tables {
+                let id = &t.identity;
+                let (latency, histograms) = rows::latency_rows(id, &t.result.tasks);
+                let (findings, stretches) = rows::explain_rows(id, &t.result.doc.json);
+                tables.add(&TraceRows {
+                    trace: vec![rows::trace_row(id)],
+                    latency,
+                    histograms,
+                    findings,
+                    stretches,
+                })?;
             }
-        });
-        set::write_parquet(dir, true, rows)?;
+            Ok(())
+        },
+    )?;
+    if let Some(tables) = tables {
+        tables.close()?;
     }
-    let section = SetSection {
+    open.finish(SetSection {
         json: causes.json(),
         blocks: vec![Block::Table(causes.table())],
-    };
-    set::print("explain", traces, &items, |e| &e.doc, section, json)
+    })
 }

@@ -29,19 +29,15 @@ pub fn run(args: IrqArgs) -> Result<()> {
         late_us: args.late_us,
     };
     if set::is_set(&args.common.traces, false) {
-        let items = set::analyse(&args.common.traces, |input| {
+        let analyse = |input| {
             let mut irq = Irq::new(opts.clone());
             let (info, section) = latency_tracer::read(input, &mut irq)?;
             Ok((info.clone(), irq.document(&info, section.as_ref())))
-        });
-        return set::print(
-            "irq",
-            &args.common.traces,
-            &items,
-            |d| d,
-            Default::default(),
-            args.common.json,
-        );
+        };
+        let (traces, json) = (&args.common.traces, args.common.json);
+        let no_totals = |_: &_| Ok(());
+        return set::run("irq", traces, json, analyse, |d| d, no_totals)?
+            .finish(Default::default());
     }
     let mut irq = Irq::new(opts);
     let input = Input::open(&args.common.traces[0])?;

@@ -202,19 +202,21 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<ExitCode> {
     let done = match cli.command {
         Command::Stats { common } if set::is_set(&common.traces, false) => {
-            let items = set::analyse(&common.traces, |input| {
+            let analyse = |input| {
                 let mut stats = Stats::new();
                 let info = read::read(input, &mut stats)?;
                 Ok((info.clone(), stats.document(&info)))
-            });
-            set::print(
+            };
+            let no_totals = |_: &_| Ok(());
+            set::run(
                 "stats",
                 &common.traces,
-                &items,
-                |d| d,
-                Default::default(),
                 common.json,
-            )
+                analyse,
+                |d| d,
+                no_totals,
+            )?
+            .finish(Default::default())
         }
         Command::Stats { common } => {
             let mut stats = Stats::new();

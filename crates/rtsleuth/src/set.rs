@@ -1,11 +1,11 @@
-//! Many traces in one run: when the arguments make a set, and how its report is printed.
+//! Many traces in one run: when the arguments make a set, and how its report is written.
 
-use crate::emit;
-use anyhow::{bail, Result};
-use rtsleuth_core::fleet::{self, Item, Outcome, SetSection};
+use anyhow::{bail, Context, Result};
+use rtsleuth_core::fleet::{self, SetReport, SetSection, Traced};
 use rtsleuth_core::input::Input;
 use rtsleuth_core::read::TraceInfo;
 use rtsleuth_core::report::Document;
+use std::io::{self, BufWriter, Stdout};
 use std::path::Path;
 
 /// More than one argument, or a directory, is a set; so is any run that writes Parquet.
@@ -14,65 +14,71 @@ pub fn is_set(traces: &[String], parquet: bool) -> bool {
     parquet || traces.len() > 1 || traces.iter().any(|t| Path::new(t).is_dir())
 }
 
-/// Analyses every file of the set, as many at a time as there are cores (each reader
-/// parallelises its own parsing; see `fleet::analyse_all`).
-pub fn analyse<T: Send>(
-    traces: &[String],
-    analyse: impl Fn(Input) -> rtsleuth_core::Result<(TraceInfo, T)> + Sync,
-) -> Vec<Item<T>> {
-    let jobs = std::thread::available_parallelism().map_or(2, |n| n.get());
-    fleet::analyse_all(&fleet::expand(traces), jobs, analyse)
-}
-
-/// Prints the set's report (text or `rtsleuth.set/1`); fails only when no trace was read.
-pub fn print<T>(
-    command: &str,
-    args: &[String],
-    items: &[Item<T>],
-    doc: impl Fn(&T) -> &Document,
-    set: SetSection,
+/// A set's report whose traces have all been written; only the whole set's part is left.
+pub struct Open {
+    report: SetReport<BufWriter<Stdout>>,
+    args: String,
+    files: usize,
     json: bool,
-) -> Result<()> {
-    if !items.iter().any(|i| matches!(i.outcome, Outcome::Read(_))) {
-        let why: Vec<String> = items
-            .iter()
-            .filter_map(|i| match &i.outcome {
-                Outcome::Failed(e) => Some(e.clone()),
-                _ => None,
-            })
-            .collect();
-        bail!(
-            "{}: no trace could be read among {} files{}",
-            args.join(" "),
-            items.len(),
-            if why.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", why.join("; "))
-            }
-        );
-    }
-    emit(&fleet::set_document(command, items, doc, set), json, false)
 }
 
-/// The traces that were read, in order.
-pub fn read<T>(items: &[Item<T>]) -> impl Iterator<Item = &fleet::Traced<T>> {
-    items.iter().filter_map(|i| match &i.outcome {
-        Outcome::Read(t) => Some(t),
-        _ => None,
+/// Analyses every file of the set, as many at a time as there are cores (each reader
+/// parallelises its own parsing; see `fleet::analyse_all`), writing each trace's report as its
+/// turn comes. `each` sees every trace read, in order, to add it to the set's totals or
+/// Parquet before it is dropped.
+pub fn run<T: Send>(
+    command: &'static str,
+    args: &[String],
+    json: bool,
+    analyse: impl Fn(Input) -> rtsleuth_core::Result<(TraceInfo, T)> + Sync,
+    doc: impl Fn(&T) -> &Document,
+    mut each: impl FnMut(&Traced<T>) -> Result<()>,
+) -> Result<Open> {
+    let jobs = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let paths = fleet::expand(args);
+    let mut report = SetReport::new(BufWriter::new(io::stdout()), command, json);
+    fleet::analyse_all(&paths, jobs, analyse, |item| {
+        report.item(&item, &doc).context("writing the report")?;
+        match &item.outcome {
+            fleet::Outcome::Read(t) => each(t),
+            _ => Ok(()),
+        }
+    })?;
+    Ok(Open {
+        report,
+        args: args.join(" "),
+        files: paths.len(),
+        json,
     })
 }
 
-/// Writes the set's Parquet tables, one row group per trace in the report's order.
-pub fn write_parquet(
-    dir: &Path,
-    with_findings: bool,
-    rows: impl Iterator<Item = fleet::parquet::TraceRows>,
-) -> Result<()> {
-    let mut out = fleet::parquet::ParquetSet::create(dir, with_findings)?;
-    for r in rows {
-        out.add(&r)?;
+impl Open {
+    /// Writes the whole set's part; fails only when no trace was read.
+    pub fn finish(self, set: SetSection) -> Result<()> {
+        if self.report.traces_read() == 0 {
+            let why: Vec<&str> = self
+                .report
+                .failed()
+                .iter()
+                .map(|(_, e)| e.as_str())
+                .collect();
+            bail!(
+                "{}: no trace could be read among {} files{}",
+                self.args,
+                self.files,
+                if why.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", why.join("; "))
+                }
+            );
+        }
+        let warnings = self.report.finish(set).context("writing the report")?;
+        if self.json {
+            for w in warnings {
+                eprintln!("rtsleuth: warning: {w}");
+            }
+        }
+        Ok(())
     }
-    out.close()?;
-    Ok(())
 }

@@ -18,19 +18,14 @@ pub struct WqArgs {
 pub fn run(args: WqArgs) -> Result<()> {
     let opts = WqOptions { top: args.top };
     if set::is_set(&args.common.traces, false) {
-        let items = set::analyse(&args.common.traces, |input| {
+        let analyse = |input| {
             let mut wq = Wq::new(opts.clone());
             let info = read::read(input, &mut wq)?;
             Ok((info.clone(), wq.document(&info)))
-        });
-        return set::print(
-            "wq",
-            &args.common.traces,
-            &items,
-            |d| d,
-            Default::default(),
-            args.common.json,
-        );
+        };
+        let (traces, json) = (&args.common.traces, args.common.json);
+        let no_totals = |_: &_| Ok(());
+        return set::run("wq", traces, json, analyse, |d| d, no_totals)?.finish(Default::default());
     }
     let mut wq = Wq::new(opts);
     let info = read_trace(&args.common.traces[0], &mut wq)?;

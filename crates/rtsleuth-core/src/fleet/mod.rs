@@ -2,9 +2,11 @@
 //! time in parallel, and what the whole set says (merged latency histograms, summed causes),
 //! as a `rtsleuth.set/1` document and as Parquet tables.
 //!
-//! Memory stays bounded by the traces in flight: each trace's analysis state (its events'
-//! bookkeeping, the reader's buffers) is dropped when its trace is done, and only its report,
-//! its per-task histograms and its identity are kept for the set.
+//! Memory stays bounded by the traces in flight, whatever the size of the set: outcomes are
+//! handed on in path order with a bounded lookahead ([`analyse_all`]), each trace's report is
+//! written and its Parquet row group added as soon as its turn comes ([`SetReport`],
+//! [`parquet::ParquetSet`]), and only the set's merged histograms and summed causes (one entry
+//! per task or culprit) and a line per skipped file are kept to the end.
 
 mod causes;
 mod document;
@@ -16,7 +18,7 @@ mod run;
 mod task_key;
 
 pub use causes::SetCauses;
-pub use document::{set_document, SetSection};
+pub use document::{SetReport, SetSection};
 pub use identity::{content_hash, Identity};
 pub use latency::SetLatency;
 pub use paths::expand;

@@ -1,12 +1,12 @@
-//! Reading the traces of a set a few at a time, each to its own outcome.
+//! Reading the traces of a set a few at a time, each to its own outcome, handed on in order.
 
 use super::identity::{content_hash, Identity};
 use crate::error::{Error, Result};
 use crate::input::{Format, Input};
 use crate::read::TraceInfo;
+use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 
 /// A trace that was read, with what the command made of it.
 #[derive(Debug)]
@@ -33,39 +33,88 @@ pub struct Item<T> {
     pub outcome: Outcome<T>,
 }
 
-/// Runs `analyse` on every path, `jobs` traces at a time, and returns the outcomes in the
-/// order of `paths`. Each reader already spreads its own parsing over the cores, so a few
-/// traces in flight are enough to keep them busy between one trace's end and the next one's
-/// start; more would only hold more readers' buffers at once. Nothing a single trace does,
-/// an error or a panic, stops the others.
-pub fn analyse_all<T, F>(paths: &[String], jobs: usize, analyse: F) -> Vec<Item<T>>
+/// Runs `analyse` on every path, `jobs` traces at a time, and hands each outcome to `each` in
+/// the order of `paths`, on the calling thread, as soon as it and every earlier one are done.
+/// Each reader already spreads its own parsing over the cores, so a few traces in flight are
+/// enough to keep them busy between one trace's end and the next one's start; more would only
+/// hold more readers' buffers at once.
+///
+/// Memory is bounded by the window, not by the set: a worker starts trace `i` only while fewer
+/// than `2 × jobs` outcomes are waiting for `each` (a slow early trace holds the later ones
+/// back instead of letting their results pile up), and an outcome is dropped once `each` has
+/// had it. Nothing a single trace does, an error or a panic, stops the others; an error of
+/// `each` (say, the report's pipe closed) stops the set: no further trace is started, and it is
+/// returned once the traces in flight are done.
+pub fn analyse_all<T, F, E>(
+    paths: &[String],
+    jobs: usize,
+    analyse: F,
+    mut each: impl FnMut(Item<T>) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E>
 where
     T: Send,
     F: Fn(Input) -> Result<(TraceInfo, T)> + Sync,
 {
-    let slots: Vec<Mutex<Option<Outcome<T>>>> = paths.iter().map(|_| Mutex::new(None)).collect();
-    let next = AtomicUsize::new(0);
+    let jobs = jobs.clamp(1, paths.len().max(1));
+    let window = 2 * jobs;
+    let state = Mutex::new(Window {
+        next: 0,
+        handed: 0,
+        done: BTreeMap::new(),
+    });
+    let changed = Condvar::new();
+    let lock = || state.lock().unwrap_or_else(|e| e.into_inner());
     std::thread::scope(|s| {
-        for _ in 0..jobs.clamp(1, paths.len().max(1)) {
+        for _ in 0..jobs {
             s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(path) = paths.get(i) else { break };
-                let outcome = one(path, &analyse);
-                *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
+                let i = {
+                    let mut w = changed
+                        .wait_while(lock(), |w| {
+                            w.next < paths.len() && w.next >= w.handed + window
+                        })
+                        .unwrap_or_else(|e| e.into_inner());
+                    if w.next >= paths.len() {
+                        break;
+                    }
+                    w.next += 1;
+                    w.next - 1
+                };
+                let outcome = one(&paths[i], &analyse);
+                lock().done.insert(i, outcome);
+                changed.notify_all();
             });
         }
-    });
-    paths
-        .iter()
-        .zip(slots)
-        .map(|(path, slot)| Item {
-            path: path.clone(),
-            outcome: slot
-                .into_inner()
-                .unwrap_or_else(|e| e.into_inner())
-                .expect("every path is taken by a worker"),
-        })
-        .collect()
+        for (i, path) in paths.iter().enumerate() {
+            let outcome = {
+                let mut w = changed
+                    .wait_while(lock(), |w| !w.done.contains_key(&i))
+                    .unwrap_or_else(|e| e.into_inner());
+                w.handed += 1;
+                w.done.remove(&i).expect("waited for it")
+            };
+            changed.notify_all();
+            let handed = each(Item {
+                path: path.clone(),
+                outcome,
+            });
+            if handed.is_err() {
+                lock().next = paths.len();
+                changed.notify_all();
+                return handed;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// What the workers and the consumer of [`analyse_all`] share.
+struct Window<T> {
+    /// The next path a worker takes.
+    next: usize,
+    /// How many outcomes `each` has had.
+    handed: usize,
+    /// Outcomes done and not yet handed, by path index.
+    done: BTreeMap<usize, Outcome<T>>,
 }
 
 fn one<T, F>(path: &str, analyse: &F) -> Outcome<T>
@@ -125,10 +174,13 @@ mod tests {
             .iter()
             .map(|s| p(s))
             .collect();
-        let items = analyse_all(&paths, 2, |input| {
+        let mut items = Vec::new();
+        let read = |input: Input| {
             let name = input.name.clone();
             read::read(input, &mut NullSink).map(|i| (i, name))
-        });
+        };
+        let keep = |item| Ok::<_, ()>(items.push(item));
+        analyse_all(&paths, 2, read, keep).unwrap();
         let kinds: Vec<&str> = items
             .iter()
             .map(|i| match &i.outcome {
@@ -153,5 +205,41 @@ mod tests {
                 "failed"
             ]
         );
+    }
+
+    /// A slow first trace holds the others back: with 2 jobs, no more than 4 outcomes wait
+    /// for it, so memory does not grow with the set while the first trace is read.
+    #[test]
+    fn a_slow_trace_bounds_how_far_the_others_run_ahead() {
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        let d = tempfile::tempdir().unwrap();
+        let trace = "            ct-7     [001] d..2.   100.000020: sched_switch: prev_comm=ct prev_pid=7 prev_prio=19 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120\n";
+        let paths: Vec<String> = (0..12)
+            .map(|i| {
+                let p = d.path().join(format!("{i:02}.txt"));
+                std::fs::write(&p, trace).unwrap();
+                p.to_string_lossy().into_owned()
+            })
+            .collect();
+        let (first_done, furthest) = (AtomicBool::new(false), AtomicUsize::new(0));
+        let read = |input: Input| {
+            let i: usize = input.name[input.name.len() - 6..][..2].parse().unwrap();
+            if i == 0 {
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                first_done.store(true, Ordering::SeqCst);
+            } else if !first_done.load(Ordering::SeqCst) {
+                furthest.fetch_max(i, Ordering::SeqCst);
+            }
+            read::read(input, &mut NullSink).map(|info| (info, i))
+        };
+        let mut order = Vec::new();
+        let keep = |item: Item<usize>| match item.outcome {
+            Outcome::Read(t) => Ok::<_, ()>(order.push(t.result)),
+            _ => panic!("{}", item.path),
+        };
+        analyse_all(&paths, 2, read, keep).unwrap();
+        assert_eq!(order, (0..12).collect::<Vec<_>>());
+        let furthest = furthest.load(Ordering::SeqCst);
+        assert!((1..=3).contains(&furthest), "trace {furthest} started");
     }
 }

@@ -8,7 +8,7 @@ mod text;
 
 pub use csv::CsvExporter;
 pub use json::JsonExporter;
-pub use text::TextExporter;
+pub use text::{write_block, TextExporter};
 
 use crate::event::ts_to_secs;
 use crate::read::TraceInfo;

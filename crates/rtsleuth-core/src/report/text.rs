@@ -10,28 +10,34 @@ impl Exporter for TextExporter {
             if i > 0 {
                 writeln!(out)?;
             }
-            match block {
-                Block::Pairs(title, pairs) => {
-                    heading(out, title)?;
-                    let width = pairs.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
-                    for (k, v) in pairs {
-                        writeln!(out, "  {k:<width$}  {v}")?;
-                    }
-                }
-                Block::Table(t) => table(out, t)?,
-                Block::Lines(title, lines) => {
-                    heading(out, title)?;
-                    for l in lines {
-                        writeln!(out, "  {l}")?;
-                    }
-                }
-            }
+            write_block(out, block)?;
         }
         for w in &doc.warnings {
             writeln!(out, "warning: {w}")?;
         }
         Ok(())
     }
+}
+
+/// One block as the text report prints it (blocks are separated by an empty line).
+pub fn write_block(out: &mut dyn io::Write, block: &Block) -> io::Result<()> {
+    match block {
+        Block::Pairs(title, pairs) => {
+            heading(out, title)?;
+            let width = pairs.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+            for (k, v) in pairs {
+                writeln!(out, "  {k:<width$}  {v}")?;
+            }
+        }
+        Block::Table(t) => table(out, t)?,
+        Block::Lines(title, lines) => {
+            heading(out, title)?;
+            for l in lines {
+                writeln!(out, "  {l}")?;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn heading(out: &mut dyn io::Write, title: &str) -> io::Result<()> {
