@@ -180,3 +180,133 @@ fn indented(v: &Value, indent: usize) -> io::Result<String> {
     let text = serde_json::to_string_pretty(v)?;
     Ok(text.replace('\n', &format!("\n{}", " ".repeat(indent))))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::{Identity, Traced};
+    use crate::input::Format;
+    use crate::read::TraceInfo;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    /// A writer whose bytes the test can look at while the report still holds it.
+    #[derive(Clone, Default)]
+    struct Shared(Rc<RefCell<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.0.borrow_mut().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn read(path: &str, n: u64) -> Item<Document> {
+        let info = TraceInfo::new(path, Format::FtraceText, None);
+        let doc = Document {
+            json: json!({"schema": "x/1", "n": n}),
+            blocks: vec![Block::Lines("numbers".into(), vec![n.to_string()])],
+            warnings: vec![format!("warned {n}")],
+        };
+        Item {
+            path: path.into(),
+            outcome: Outcome::Read(Traced {
+                identity: Identity::new(path, Some(format!("{n:016x}")), &info),
+                result: doc,
+            }),
+        }
+    }
+
+    fn other(path: &str, outcome: Outcome<Document>) -> Item<Document> {
+        Item {
+            path: path.into(),
+            outcome,
+        }
+    }
+
+    fn items() -> Vec<Item<Document>> {
+        vec![
+            other("a.json", Outcome::NotATrace("a.json: not a trace".into())),
+            read("b.txt", 1),
+            other("c.dat", Outcome::Failed("c.dat: cut short".into())),
+            read("d.txt", 2),
+        ]
+    }
+
+    fn section() -> SetSection {
+        SetSection {
+            json: json!({"total": 3}),
+            blocks: vec![Block::Lines("total".into(), vec!["3".into()])],
+        }
+    }
+
+    /// Each trace is out as soon as it is handed over; the end completes one JSON document
+    /// whose keys come in the documented order.
+    #[test]
+    fn json_streams_the_traces_and_ends_with_the_set() {
+        let out = Shared::default();
+        let mut report = SetReport::new(out.clone(), "latency", true);
+        let mut lens = Vec::new();
+        for item in items() {
+            report.item(&item, |d| d).unwrap();
+            lens.push(out.0.borrow().len());
+        }
+        assert_eq!(lens[0], 0, "nothing before the first trace");
+        assert!(lens[1] > 0 && lens[2] == lens[1] && lens[3] > lens[2]);
+        assert_eq!(report.finish(section()).unwrap(), ["c.dat: cut short"]);
+        let text = String::from_utf8(out.0.take()).unwrap();
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            doc,
+            json!({
+                "schema": "rtsleuth.set/1",
+                "command": "latency",
+                "traces": [
+                    {"path": "b.txt", "hash": "0000000000000001", "document": {"schema": "x/1", "n": 1}},
+                    {"path": "d.txt", "hash": "0000000000000002", "document": {"schema": "x/1", "n": 2}},
+                ],
+                "skipped": [{"path": "a.json", "reason": "not_a_trace", "why": "a.json: not a trace"}],
+                "failed": [{"path": "c.dat", "error": "c.dat: cut short"}],
+                "set": {"total": 3},
+            })
+        );
+        let keys: Vec<usize> = ["schema", "command", "traces", "skipped", "failed", "set"]
+            .iter()
+            .map(|k| text.find(&format!("\n  \"{k}\": ")).unwrap())
+            .collect();
+        assert!(keys.windows(2).all(|w| w[0] < w[1]), "{keys:?}");
+        // The layout is serde_json's own pretty form of the same value.
+        let pretty = serde_json::to_string_pretty(&doc).unwrap();
+        assert_eq!(text.lines().count(), pretty.lines().count());
+    }
+
+    #[test]
+    fn text_has_a_section_per_trace_then_the_whole_set() {
+        let out = Shared::default();
+        let mut report = SetReport::new(out.clone(), "latency", false);
+        for item in items() {
+            report.item(&item, |d| d).unwrap();
+        }
+        report.finish(section()).unwrap();
+        assert_eq!(
+            String::from_utf8(out.0.take()).unwrap(),
+            "== b.txt ==\n\nnumbers\n  1\n\n  warning: warned 1\n\n== d.txt ==\n\nnumbers\n  2\n\n  warning: warned 2\n\n== whole set: 2 traces ==\n\ntotal\n  3\n\n  2 traces read, 1 files skipped that are not traces, 0 traces of a format `latency` does not analyse, 1 failed\nwarning: c.dat: cut short\n"
+        );
+    }
+
+    #[test]
+    fn no_trace_read_writes_nothing() {
+        let out = Shared::default();
+        let mut report = SetReport::new(out.clone(), "explain", true);
+        report
+            .item(&items().swap_remove(2), |d: &Document| d)
+            .unwrap();
+        assert_eq!(report.traces_read(), 0);
+        assert_eq!(report.failed().len(), 1);
+        report.finish(section()).unwrap();
+        assert!(out.0.borrow().is_empty());
+    }
+}

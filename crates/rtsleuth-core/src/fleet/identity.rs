@@ -53,6 +53,8 @@ pub struct Identity {
     pub span_s: f64,
     /// `uname -a` of the recording machine, where the trace carries it.
     pub uname: Option<String>,
+    /// The kernel release where the trace names it without a `uname -a`.
+    pub kernel: Option<String>,
 }
 
 impl Identity {
@@ -66,10 +68,12 @@ impl Identity {
             lost_events: info.lost_events,
             span_s: info.span() as f64 / 1e9,
             uname: info.uname.clone(),
+            kernel: info.kernel.clone(),
         }
     }
 
-    /// The host name and kernel release out of `uname -a` (`Linux HOST RELEASE ...`).
+    /// The host name and kernel release out of `uname -a` (`Linux HOST RELEASE ...`), the
+    /// release also from where the trace names it alone.
     pub fn host_and_kernel(&self) -> (Option<&str>, Option<&str>) {
         let mut words = self
             .uname
@@ -77,7 +81,7 @@ impl Identity {
             .unwrap_or("")
             .split_whitespace()
             .skip(1);
-        (words.next(), words.next())
+        (words.next(), words.next().or(self.kernel.as_deref()))
     }
 }
 
@@ -115,5 +119,9 @@ mod tests {
             id.host_and_kernel(),
             (Some("lab"), Some("6.12.95+deb12-rt-amd64"))
         );
+        let mut info = TraceInfo::new("t", crate::input::Format::Perfetto, None);
+        info.kernel = Some("5.10.43-android12-9".into());
+        let id = Identity::new("t", None, &info);
+        assert_eq!(id.host_and_kernel(), (None, Some("5.10.43-android12-9")));
     }
 }

@@ -208,13 +208,27 @@ mod tests {
     }
 
     /// A slow first trace holds the others back: with 2 jobs, no more than 4 outcomes wait
-    /// for it, so memory does not grow with the set while the first trace is read.
+    /// for it, and every outcome is dropped once handed on, so memory does not grow with the
+    /// set while the first trace is read, nor after.
     #[test]
     fn a_slow_trace_bounds_how_far_the_others_run_ahead() {
         use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        /// Counts the results alive at once.
+        struct Alive<'a>(usize, &'a AtomicUsize, &'a AtomicUsize);
+        impl<'a> Alive<'a> {
+            fn new(i: usize, now: &'a AtomicUsize, most: &'a AtomicUsize) -> Self {
+                most.fetch_max(now.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
+                Alive(i, now, most)
+            }
+        }
+        impl Drop for Alive<'_> {
+            fn drop(&mut self) {
+                self.1.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
         let d = tempfile::tempdir().unwrap();
         let trace = "            ct-7     [001] d..2.   100.000020: sched_switch: prev_comm=ct prev_pid=7 prev_prio=19 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120\n";
-        let paths: Vec<String> = (0..12)
+        let paths: Vec<String> = (0..40)
             .map(|i| {
                 let p = d.path().join(format!("{i:02}.txt"));
                 std::fs::write(&p, trace).unwrap();
@@ -222,6 +236,7 @@ mod tests {
             })
             .collect();
         let (first_done, furthest) = (AtomicBool::new(false), AtomicUsize::new(0));
+        let (now, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
         let read = |input: Input| {
             let i: usize = input.name[input.name.len() - 6..][..2].parse().unwrap();
             if i == 0 {
@@ -230,16 +245,21 @@ mod tests {
             } else if !first_done.load(Ordering::SeqCst) {
                 furthest.fetch_max(i, Ordering::SeqCst);
             }
-            read::read(input, &mut NullSink).map(|info| (info, i))
+            let info = read::read(input, &mut NullSink)?;
+            Ok((info, Alive::new(i, &now, &most)))
         };
         let mut order = Vec::new();
-        let keep = |item: Item<usize>| match item.outcome {
-            Outcome::Read(t) => Ok::<_, ()>(order.push(t.result)),
+        let keep = |item: Item<Alive>| match item.outcome {
+            Outcome::Read(t) => Ok::<_, ()>(order.push(t.result.0)),
             _ => panic!("{}", item.path),
         };
         analyse_all(&paths, 2, read, keep).unwrap();
-        assert_eq!(order, (0..12).collect::<Vec<_>>());
+        assert_eq!(order, (0..40).collect::<Vec<_>>());
         let furthest = furthest.load(Ordering::SeqCst);
         assert!((1..=3).contains(&furthest), "trace {furthest} started");
+        // Four waiting, one being handed on.
+        let most = most.load(Ordering::SeqCst);
+        assert!(most <= 5, "{most} results alive at once");
+        assert_eq!(now.load(Ordering::SeqCst), 0);
     }
 }

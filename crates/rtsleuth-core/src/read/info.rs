@@ -83,11 +83,15 @@ pub struct TraceInfo {
     /// What a binary reader skipped or found damaged (corrupt pages, unknown event ids, a
     /// truncated file), each with where it was.
     pub notes: Vec<String>,
-    /// The recording machine's `uname -a` where the trace carries it (trace.dat's options,
-    /// Perfetto's system_info); text traces do not. Kept out of the JSON documents, whose
-    /// contract predates it; a set of traces reports it per trace.
+    /// The recording machine's `uname -a` where the trace carries it (trace.dat's options);
+    /// text traces do not. Kept out of the JSON documents, whose contract predates it; a set
+    /// of traces reports it per trace.
     #[serde(skip)]
     pub uname: Option<String>,
+    /// The kernel release where the trace names it without a whole `uname -a` (Perfetto's
+    /// system_info has no host name). Kept out of the JSON documents like `uname`.
+    #[serde(skip)]
+    pub kernel: Option<String>,
 }
 
 fn opt_secs<S: Serializer>(v: &Option<Timestamp>, s: S) -> Result<S::Ok, S::Error> {
@@ -116,6 +120,7 @@ impl TraceInfo {
             unparsed_examples: Vec::new(),
             notes: Vec::new(),
             uname: None,
+            kernel: None,
         }
     }
 

@@ -31,7 +31,7 @@ pub struct TracePacket {
     /// The same, as older Perfetto versions write it.
     #[prost(bool, optional, tag = "41")]
     pub incremental_state_cleared: Option<bool>,
-    #[prost(oneof = "Data", tags = "1, 2, 34, 50")]
+    #[prost(oneof = "Data", tags = "1, 2, 34, 45, 50")]
     pub data: Option<Data>,
 }
 
@@ -46,9 +46,26 @@ pub enum Data {
     ProcessTree(ProcessTree),
     #[prost(message, tag = "34")]
     FtraceStats(FtraceStats),
+    #[prost(message, tag = "45")]
+    SystemInfo(SystemInfo),
     /// Deflate-compressed packets (`--compress`); not read, only reported.
     #[prost(bytes = "vec", tag = "50")]
     CompressedPackets(Vec<u8>),
+}
+
+/// The recording machine, written once at the start of a trace.
+#[derive(Clone, PartialEq, Message)]
+pub struct SystemInfo {
+    #[prost(message, optional, tag = "1")]
+    pub utsname: Option<Utsname>,
+}
+
+/// `uname(2)` without the host name.
+#[derive(Clone, PartialEq, Message)]
+pub struct Utsname {
+    /// `uname -r`.
+    #[prost(string, optional, tag = "3")]
+    pub release: Option<String>,
 }
 
 #[derive(Clone, PartialEq, Message)]

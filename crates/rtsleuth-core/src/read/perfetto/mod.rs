@@ -182,6 +182,10 @@ impl Reader {
             }
             Some(Data::ProcessTree(_)) => {}
             Some(Data::FtraceStats(s)) => self.counters.add(&s),
+            Some(Data::SystemInfo(s)) => {
+                let release = s.utsname.and_then(|u| u.release);
+                info.kernel = info.kernel.take().or(release);
+            }
             Some(Data::CompressedPackets(_)) => self.compressed += 1,
             None => {}
         }

@@ -342,6 +342,33 @@ fn pages_perfetto_could_not_parse_are_reported() {
     );
 }
 
+/// The kernel release of the recording machine comes from the trace's system_info packet
+/// (the releases expected here are what `strings` finds in the files).
+#[test]
+fn the_kernel_release_is_read_from_system_info() {
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/fixtures/realworld/ms-perf-tools-linux-android/TestData/Perfetto"
+    );
+    for (name, release) in [
+        (
+            "perfetto_android12_cpuschedstack.pftrace",
+            "5.10.43-android12-9-00031-g5b153f189546-ab7618735",
+        ),
+        ("test_trace.perfetto-trace", "4.19.113-22067904"),
+    ] {
+        let Ok(input) = Input::open(&format!("{dir}/{name}")) else {
+            println!("skipped: {dir}/{name} not found");
+            return;
+        };
+        let info = read(input, &mut crate::read::NullSink).unwrap();
+        assert_eq!(info.kernel.as_deref(), Some(release), "{name}");
+        assert_eq!(info.uname, None);
+    }
+    let (_, info) = read_trace(compact_trace());
+    assert_eq!(info.kernel, None);
+}
+
 /// A window smaller than the trace must give the same events in the same order (the fixtures
 /// fit the default window whole). The warm-up must cover the ~5700 events test_trace has before
 /// its second ftrace data source first writes; a window too small for that lag hands out late
