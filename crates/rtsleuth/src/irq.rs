@@ -3,9 +3,11 @@
 use crate::{emit_drawable, set, Common};
 use anyhow::Result;
 use clap::Args;
-use rtsleuth_core::analyze::irq::{Irq, IrqOptions};
+use rtsleuth_core::analyze::irq::{Irq, IrqOptions, IrqWork};
+use rtsleuth_core::fleet::{SetIrq, Traced};
 use rtsleuth_core::input::Input;
 use rtsleuth_core::read::latency_tracer;
+use rtsleuth_core::report::Document;
 
 #[derive(Args)]
 pub struct IrqArgs {
@@ -32,12 +34,16 @@ pub fn run(args: IrqArgs) -> Result<()> {
         let analyse = |input| {
             let mut irq = Irq::new(opts.clone());
             let (info, section) = latency_tracer::read(input, &mut irq)?;
-            Ok((info.clone(), irq.document(&info, section.as_ref())))
+            let work = irq.work();
+            Ok((info.clone(), (irq.document(&info, section.as_ref()), work)))
         };
         let (traces, json) = (&args.common.traces, args.common.json);
-        let no_totals = |_: &_| Ok(());
-        return set::run("irq", traces, json, analyse, |d| d, no_totals)?
-            .finish(Default::default());
+        let mut totals = SetIrq::default();
+        let add = |t: &Traced<(Document, Vec<IrqWork>)>| {
+            totals.add(&t.identity.path, &t.result.1);
+            Ok(())
+        };
+        return set::run("irq", traces, json, analyse, |d| &d.0, add)?.finish(totals.section());
     }
     let mut irq = Irq::new(opts);
     let input = Input::open(&args.common.traces[0])?;

@@ -20,6 +20,7 @@ use clap::{Args, Parser, Subcommand};
 use rtsleuth_core::analyze::explain::{Explain, ExplainOptions};
 use rtsleuth_core::analyze::latency::{Latency, LatencyOptions, SortKey};
 use rtsleuth_core::analyze::stats::Stats;
+use rtsleuth_core::fleet::{SetStats, Traced};
 use rtsleuth_core::input::Input;
 use rtsleuth_core::read::{self, EventSink, TraceInfo};
 use rtsleuth_core::report::{Block, CsvExporter, Document, Exporter, JsonExporter, TextExporter};
@@ -207,16 +208,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 let info = read::read(input, &mut stats)?;
                 Ok((info.clone(), stats.document(&info)))
             };
-            let no_totals = |_: &_| Ok(());
-            set::run(
-                "stats",
-                &common.traces,
-                common.json,
-                analyse,
-                |d| d,
-                no_totals,
-            )?
-            .finish(Default::default())
+            let mut totals = SetStats::default();
+            let add = |t: &Traced<Document>| {
+                totals.add(&t.result.json);
+                Ok(())
+            };
+            set::run("stats", &common.traces, common.json, analyse, |d| d, add)?
+                .finish(totals.section())
         }
         Command::Stats { common } => {
             let mut stats = Stats::new();

@@ -3,8 +3,10 @@
 use crate::{emit, read_trace, set, Common};
 use anyhow::Result;
 use clap::Args;
-use rtsleuth_core::analyze::wq::{Wq, WqOptions};
+use rtsleuth_core::analyze::wq::{Wq, WqOptions, WqTimings};
+use rtsleuth_core::fleet::{SetWq, Traced};
 use rtsleuth_core::read;
+use rtsleuth_core::report::Document;
 
 #[derive(Args)]
 pub struct WqArgs {
@@ -21,11 +23,16 @@ pub fn run(args: WqArgs) -> Result<()> {
         let analyse = |input| {
             let mut wq = Wq::new(opts.clone());
             let info = read::read(input, &mut wq)?;
-            Ok((info.clone(), wq.document(&info)))
+            let timings = wq.timings();
+            Ok((info.clone(), (wq.document(&info), timings)))
         };
         let (traces, json) = (&args.common.traces, args.common.json);
-        let no_totals = |_: &_| Ok(());
-        return set::run("wq", traces, json, analyse, |d| d, no_totals)?.finish(Default::default());
+        let mut totals = SetWq::default();
+        let add = |t: &Traced<(Document, WqTimings)>| {
+            totals.add(&t.identity.path, &t.result.1);
+            Ok(())
+        };
+        return set::run("wq", traces, json, analyse, |d| &d.0, add)?.finish(totals.section());
     }
     let mut wq = Wq::new(opts);
     let info = read_trace(&args.common.traces[0], &mut wq)?;

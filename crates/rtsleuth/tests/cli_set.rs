@@ -117,6 +117,112 @@ fn merged_percentiles_are_those_of_the_concatenated_samples() {
     );
 }
 
+/// `stats`, `irq` and `wq` over a set: each whole-set row adds up the traces' own rows (the
+/// counts sum, the maximum is the largest, the trace named holds it), and a trace given twice
+/// doubles every count and keeps every percentile.
+#[test]
+fn stats_irq_and_wq_sets_add_up_the_traces() {
+    let wq = "tests/fixtures/recorded/wq/trace.txt.zst";
+    let traces = [
+        recorded("fifo_above"),
+        recorded("fifo_below"),
+        wq.to_string(),
+    ];
+    let json = |cmd: &str, paths: &[&str]| -> Value {
+        let mut args = vec![cmd, "--json"];
+        args.extend(paths);
+        serde_json::from_str(&ok(&args)).unwrap()
+    };
+    let paths: Vec<&str> = traces.iter().map(String::as_str).collect();
+
+    let stats = json("stats", &paths);
+    let docs = |v: &Value| -> Vec<Value> {
+        v["traces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["document"].clone())
+            .collect()
+    };
+    let sum = |docs: &[Value], f: &dyn Fn(&Value) -> u64| docs.iter().map(f).sum::<u64>();
+    let d = docs(&stats);
+    assert_eq!(d.len(), 3);
+    assert_eq!(
+        stats["set"]["events"],
+        sum(&d, &|d| d["events"].as_u64().unwrap())
+    );
+    for e in stats["set"]["per_event"].as_array().unwrap() {
+        let name = e["event"].as_str().unwrap();
+        let n = sum(&d, &|d| d["per_event"][name].as_u64().unwrap_or(0));
+        assert_eq!(e["events"], n, "{name}");
+    }
+
+    let irq = json("irq", &paths);
+    let d = docs(&irq);
+    let sources = irq["set"]["sources"].as_array().unwrap();
+    assert!(sources.len() > 5, "{sources:?}");
+    for s in sources {
+        let (field, id) = match s["kind"].as_str().unwrap() {
+            "hardirq" => ("hardirqs", "name"),
+            "vector" => ("vectors", "name"),
+            "softirq" => ("softirqs", "action"),
+            _ => ("hrtimers", "function"),
+        };
+        let rows: Vec<(usize, &Value)> = (0..d.len())
+            .flat_map(|i| d[i][field].as_array().unwrap().iter().map(move |r| (i, r)))
+            .filter(|(_, r)| r[id] == s["name"])
+            .collect();
+        let count: u64 = rows.iter().map(|(_, r)| r["count"].as_u64().unwrap()).sum();
+        assert_eq!(s["count"], count, "{s}");
+        assert_eq!(s["traces"], rows.len(), "{s}");
+        let (worst, max) = rows
+            .iter()
+            .map(|(i, r)| (*i, r["max_us"].as_f64().unwrap()))
+            .fold((0, 0.0), |a, b| if b.1 > a.1 { b } else { a });
+        assert_eq!(s["max_us"].as_f64().unwrap(), max, "{s}");
+        assert_eq!(s["max_trace"], traces[worst], "{s}");
+    }
+
+    let wq_set = json("wq", &paths);
+    let d = docs(&wq_set);
+    for w in wq_set["set"]["workqueues"].as_array().unwrap() {
+        let name = &w["workqueue"];
+        let n = sum(&d, &|d| {
+            let rows = d["workqueues"].as_array().unwrap();
+            rows.iter()
+                .filter(|r| r["workqueue"] == *name)
+                .map(|r| r["wait"]["count"].as_u64().unwrap())
+                .sum()
+        });
+        assert_eq!(w["wait"]["count"], n, "{w}");
+    }
+
+    // The wq trace twice (the same path given twice is one trace): the same percentiles over
+    // twice the samples.
+    let one = json("wq", &[wq, "tests/fixtures/recorded/fifo_above/trace.txt"]);
+    let d = tempfile::tempdir().unwrap();
+    for copy in ["a.zst", "b.zst"] {
+        std::fs::copy(repo_root().join(wq), d.path().join(copy)).unwrap();
+    }
+    let twice = json("wq", &[d.path().to_str().unwrap()]);
+    assert_eq!(twice["traces"].as_array().unwrap().len(), 2);
+    for (a, b) in one["set"]["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(twice["set"]["functions"].as_array().unwrap())
+    {
+        assert_eq!(a["function"], b["function"]);
+        assert_eq!(
+            b["exec"]["count"].as_u64().unwrap(),
+            2 * a["exec"]["count"].as_u64().unwrap()
+        );
+        for q in ["p50_us", "p99_us", "max_us"] {
+            assert_eq!(a["exec"][q], b["exec"][q], "{q} of {}", a["function"]);
+        }
+    }
+}
+
 /// Files that are not traces are skipped, a broken trace is reported and skipped, the set
 /// still succeeds; with nothing readable the exit status is non-zero.
 #[test]

@@ -2,62 +2,39 @@
 //! in every trace. Histograms are merged, so a set's p99 is the p99 of all its wake-ups
 //! together; the p99s of the parts are never averaged.
 
+use super::merged::MergedHistograms;
 use super::task_key::task_key;
 use crate::analyze::latency::{hist_json, LatencyHistogram, TaskLatency};
 use crate::event::ns_to_us;
 use crate::report::{fmt_us, Align, Table};
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
-
-#[derive(Debug, Default)]
-struct Merged {
-    hist: LatencyHistogram,
-    traces: u64,
-    /// The trace of the worst wake-up.
-    max_trace: String,
-}
 
 /// The set's tasks, filled trace by trace.
 #[derive(Debug, Default)]
 pub struct SetLatency {
-    tasks: BTreeMap<String, Merged>,
+    tasks: MergedHistograms<String>,
 }
 
 impl SetLatency {
     /// Adds one trace's tasks; tasks never woken in it add nothing.
     pub fn add(&mut self, path: &str, tasks: &[TaskLatency]) {
-        let mut seen: Vec<&str> = Vec::new();
-        for t in tasks.iter().filter(|t| t.hist.count() > 0) {
-            let key = task_key(&t.comm);
-            let m = self.tasks.entry(key.to_string()).or_default();
-            if m.hist.count() == 0 || t.hist.max_ns() > m.hist.max_ns() {
-                m.max_trace = path.to_string();
-            }
-            m.hist.merge(&t.hist);
-            if !seen.contains(&key) {
-                seen.push(key);
-                m.traces += 1;
-            }
-        }
-    }
-
-    /// The tasks, worst maximum first.
-    fn rows(&self) -> Vec<(&String, &Merged)> {
-        let mut rows: Vec<_> = self.tasks.iter().collect();
-        rows.sort_by(|a, b| b.1.hist.max_ns().cmp(&a.1.hist.max_ns()).then(a.0.cmp(b.0)));
-        rows
+        let parts = tasks
+            .iter()
+            .map(|t| (task_key(&t.comm).to_string(), &t.hist));
+        self.tasks.add_trace(path, parts);
     }
 
     /// The merged distribution of one task key.
     pub fn histogram(&self, key: &str) -> Option<&LatencyHistogram> {
-        self.tasks.get(key).map(|m| &m.hist)
+        self.tasks.get(&key.to_string()).map(|m| &m.hist)
     }
 
     /// `{"tasks": [{task, traces, wakeups, avg_us, min_us, p50_us, p99_us, p999_us, max_us,
     /// max_at_ts, max_trace}]}`; `max_at_ts` is in the clock of `max_trace`.
     pub fn json(&self) -> Value {
         let tasks: Vec<Value> = self
-            .rows()
+            .tasks
+            .worst_first()
             .into_iter()
             .map(|(key, m)| {
                 let mut v = hist_json(&m.hist);
@@ -85,7 +62,7 @@ impl SetLatency {
                 ("Max in", Align::Left),
             ],
         );
-        for (key, m) in self.rows() {
+        for (key, m) in self.tasks.worst_first() {
             let h = &m.hist;
             let us = |ns: u64| fmt_us(ns_to_us(ns));
             t.rows.push(vec![

@@ -11,16 +11,23 @@
 mod causes;
 mod document;
 mod identity;
+mod irq;
 mod latency;
+mod merged;
 pub mod parquet;
 mod paths;
 mod run;
+mod stats;
 mod task_key;
+mod wq;
 
 pub use causes::SetCauses;
 pub use document::{SetReport, SetSection};
 pub use identity::{content_hash, Identity};
+pub use irq::SetIrq;
 pub use latency::SetLatency;
 pub use paths::expand;
 pub use run::{analyse_all, Item, Outcome, Traced};
+pub use stats::SetStats;
 pub use task_key::task_key;
+pub use wq::SetWq;

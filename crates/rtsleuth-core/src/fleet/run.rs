@@ -214,11 +214,11 @@ mod tests {
     fn a_slow_trace_bounds_how_far_the_others_run_ahead() {
         use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
         /// Counts the results alive at once.
-        struct Alive<'a>(usize, &'a AtomicUsize, &'a AtomicUsize);
+        struct Alive<'a>(usize, &'a AtomicUsize);
         impl<'a> Alive<'a> {
-            fn new(i: usize, now: &'a AtomicUsize, most: &'a AtomicUsize) -> Self {
+            fn new(i: usize, now: &'a AtomicUsize, most: &AtomicUsize) -> Self {
                 most.fetch_max(now.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
-                Alive(i, now, most)
+                Alive(i, now)
             }
         }
         impl Drop for Alive<'_> {

@@ -16,6 +16,8 @@ pub mod culprits;
 mod durations;
 mod late_timers;
 mod report;
+pub(crate) use report::dist_json;
+pub use report::IrqWork;
 mod sections;
 mod worst;
 

@@ -40,7 +40,7 @@ fn kind_info(kind: Kind) -> (&'static str, &'static str, [&'static str; 2]) {
 }
 
 /// The figures of a distribution; the `*_ts` of its worst sample.
-fn dist_json(h: &LatencyHistogram) -> Value {
+pub(crate) fn dist_json(h: &LatencyHistogram) -> Value {
     let measured = h.count() > 0;
     let us = |ns: u64| measured.then(|| ns_to_us(ns));
     json!({
@@ -90,7 +90,36 @@ impl Advice {
     }
 }
 
+/// One source's durations on all CPUs, named as they can be matched across traces.
+#[derive(Debug, Clone)]
+pub struct IrqWork {
+    /// `hardirq`, `vector`, `softirq` or `hrtimer`.
+    pub kind: &'static str,
+    /// The IRQ's or vector's name, the softirq's action, the callback's function.
+    pub name: String,
+    pub hist: LatencyHistogram,
+}
+
 impl Irq {
+    /// Every source that ran, for a set's totals.
+    pub fn work(&self) -> Vec<IrqWork> {
+        let kind = |k| match k {
+            Kind::Hardirq => "hardirq",
+            Kind::Vector => "vector",
+            Kind::Softirq => "softirq",
+            Kind::Hrtimer => "hrtimer",
+        };
+        [Kind::Hardirq, Kind::Vector, Kind::Softirq, Kind::Hrtimer]
+            .into_iter()
+            .flat_map(|k| self.sources(k))
+            .map(|(s, hist)| IrqWork {
+                kind: kind(s.key.kind()),
+                name: self.names.get(s.name).to_string(),
+                hist,
+            })
+            .collect()
+    }
+
     fn task(&self, pid: i32) -> Value {
         json!({"comm": self.tasks.get(pid), "pid": pid})
     }

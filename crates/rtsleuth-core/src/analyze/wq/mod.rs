@@ -28,6 +28,8 @@
 
 mod occurrence;
 mod report;
+pub(crate) use report::dist_json;
+pub use report::WqTimings;
 mod rt_time;
 mod stats;
 

@@ -16,6 +16,18 @@ const DEFINITION: &str = "wait = workqueue_queue_work (the last one, when mod_de
 const NAMED_IN_ROW: usize = 3;
 
 impl Wq {
+    /// Each work function's executions and each workqueue's waits, for a set's totals.
+    pub fn timings(&self) -> WqTimings {
+        WqTimings {
+            exec: (self.functions.iter())
+                .map(|(_, name, f)| (name.to_string(), f.timing.exec.clone()))
+                .collect(),
+            wait: (self.workqueues.iter())
+                .map(|(_, name, w)| (name.to_string(), w.timing.wait.clone()))
+                .collect(),
+        }
+    }
+
     fn kworker(&self, pid: i32) -> String {
         format!("{}-{pid}", self.names.get(pid))
     }
@@ -315,8 +327,15 @@ impl Wq {
     }
 }
 
+/// The distributions a set merges: queue-to-start per workqueue, start-to-end per function.
+#[derive(Debug, Clone, Default)]
+pub struct WqTimings {
+    pub exec: Vec<(String, LatencyHistogram)>,
+    pub wait: Vec<(String, LatencyHistogram)>,
+}
+
 /// A distribution's figures; null where there was no sample.
-fn dist_json(h: &LatencyHistogram) -> Value {
+pub(crate) fn dist_json(h: &LatencyHistogram) -> Value {
     let measured = h.count() > 0;
     let us = |ns: u64| measured.then(|| ns_to_us(ns));
     json!({
