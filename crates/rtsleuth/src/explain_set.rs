@@ -5,8 +5,8 @@ use crate::set;
 use anyhow::Result;
 use rtsleuth_core::analyze::explain::{CauseTotal, Explain, ExplainOptions};
 use rtsleuth_core::analyze::latency::{Latency, LatencyOptions, TaskLatency};
-use rtsleuth_core::fleet::parquet::{rows, ParquetSet, TraceRows};
-use rtsleuth_core::fleet::{SetCauses, SetSection};
+use rtsleuth_core::fleet::parquet::{rows, TraceRows};
+use rtsleuth_core::fleet::{SetCauses, SetSection, Traced};
 use rtsleuth_core::read;
 use rtsleuth_core::report::{Block, Document};
 use std::path::Path;
@@ -43,36 +43,26 @@ pub fn run(
         let doc = explain.document(&info);
         Ok((info, Explained { doc, causes, tasks }))
     };
+    let rows = |t: &Traced<Explained>| {
+        let id = &t.identity;
+        let (latency, histograms) = rows::latency_rows(id, &t.result.tasks);
+        let (findings, stretches) = rows::explain_rows(id, &t.result.doc.json);
+        TraceRows {
+            trace: vec![rows::trace_row(id)],
+            latency,
+            histograms,
+            findings,
+            stretches,
+        }
+    };
+    let parquet = parquet.map(|dir| set::Parquet {
+        dir,
+        with_findings: true,
+        rows: &rows,
+    });
     let mut causes = SetCauses::default();
-    let mut tables = parquet
-        .map(|dir| ParquetSet::create(dir, true))
-        .transpose()?;
-    let open = set::run(
-        "explain",
-        traces,
-        json,
-        analyse,
-        |e| &e.doc,
-        |t| {
-            causes.add(&t.result.causes);
-            if let Some(tables) = &mut tables {
-                let id = &t.identity;
-                let (latency, histograms) = rows::latency_rows(id, &t.result.tasks);
-                let (findings, stretches) = rows::explain_rows(id, &t.result.doc.json);
-                tables.add(&TraceRows {
-                    trace: vec![rows::trace_row(id)],
-                    latency,
-                    histograms,
-                    findings,
-                    stretches,
-                })?;
-            }
-            Ok(())
-        },
-    )?;
-    if let Some(tables) = tables {
-        tables.close()?;
-    }
+    let add = |t: &Traced<Explained>| causes.add(&t.result.causes);
+    let open = set::run("explain", traces, json, parquet, analyse, |e| &e.doc, add)?;
     open.finish(SetSection {
         json: causes.json(),
         blocks: vec![Block::Table(causes.table())],

@@ -39,11 +39,9 @@ pub fn run(args: IrqArgs) -> Result<()> {
         };
         let (traces, json) = (&args.common.traces, args.common.json);
         let mut totals = SetIrq::default();
-        let add = |t: &Traced<(Document, Vec<IrqWork>)>| {
-            totals.add(&t.identity.path, &t.result.1);
-            Ok(())
-        };
-        return set::run("irq", traces, json, analyse, |d| &d.0, add)?.finish(totals.section());
+        let add = |t: &Traced<(Document, Vec<IrqWork>)>| totals.add(&t.identity.path, &t.result.1);
+        let open = set::run("irq", traces, json, None, analyse, |d| &d.0, add)?;
+        return open.finish(totals.section());
     }
     let mut irq = Irq::new(opts);
     let input = Input::open(&args.common.traces[0])?;

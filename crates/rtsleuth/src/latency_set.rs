@@ -4,8 +4,8 @@
 use crate::set;
 use anyhow::Result;
 use rtsleuth_core::analyze::latency::{Latency, LatencyOptions, TaskLatency};
-use rtsleuth_core::fleet::parquet::{rows, ParquetSet, TraceRows};
-use rtsleuth_core::fleet::{SetLatency, SetSection};
+use rtsleuth_core::fleet::parquet::{rows, TraceRows};
+use rtsleuth_core::fleet::{SetLatency, SetSection, Traced};
 use rtsleuth_core::read;
 use rtsleuth_core::report::{Block, Document};
 use std::path::Path;
@@ -28,33 +28,23 @@ pub fn run(
         let doc = latency.document(&info);
         Ok((info, Measured { doc, tasks }))
     };
+    let rows = |t: &Traced<Measured>| {
+        let (latency, histograms) = rows::latency_rows(&t.identity, &t.result.tasks);
+        TraceRows {
+            trace: vec![rows::trace_row(&t.identity)],
+            latency,
+            histograms,
+            ..TraceRows::default()
+        }
+    };
+    let parquet = parquet.map(|dir| set::Parquet {
+        dir,
+        with_findings: false,
+        rows: &rows,
+    });
     let mut merged = SetLatency::default();
-    let mut tables = parquet
-        .map(|dir| ParquetSet::create(dir, false))
-        .transpose()?;
-    let open = set::run(
-        "latency",
-        traces,
-        json,
-        analyse,
-        |m| &m.doc,
-        |t| {
-            merged.add(&t.identity.path, &t.result.tasks);
-            if let Some(tables) = &mut tables {
-                let (latency, histograms) = rows::latency_rows(&t.identity, &t.result.tasks);
-                tables.add(&TraceRows {
-                    trace: vec![rows::trace_row(&t.identity)],
-                    latency,
-                    histograms,
-                    ..TraceRows::default()
-                })?;
-            }
-            Ok(())
-        },
-    )?;
-    if let Some(tables) = tables {
-        tables.close()?;
-    }
+    let add = |t: &Traced<Measured>| merged.add(&t.identity.path, &t.result.tasks);
+    let open = set::run("latency", traces, json, parquet, analyse, |m| &m.doc, add)?;
     open.finish(SetSection {
         json: merged.json(),
         blocks: vec![Block::Table(merged.table())],

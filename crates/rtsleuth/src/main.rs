@@ -209,12 +209,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 Ok((info.clone(), stats.document(&info)))
             };
             let mut totals = SetStats::default();
-            let add = |t: &Traced<Document>| {
-                totals.add(&t.result.json);
-                Ok(())
-            };
-            set::run("stats", &common.traces, common.json, analyse, |d| d, add)?
-                .finish(totals.section())
+            let add = |t: &Traced<Document>| totals.add(&t.result.json);
+            set::run(
+                "stats",
+                &common.traces,
+                common.json,
+                None,
+                analyse,
+                |d| d,
+                add,
+            )?
+            .finish(totals.section())
         }
         Command::Stats { common } => {
             let mut stats = Stats::new();

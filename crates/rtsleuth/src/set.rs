@@ -1,6 +1,7 @@
 //! Many traces in one run: when the arguments make a set, and how its report is written.
 
 use anyhow::{bail, Context, Result};
+use rtsleuth_core::fleet::parquet::{ParquetSet, TraceRows};
 use rtsleuth_core::fleet::{self, SetReport, SetSection, Traced};
 use rtsleuth_core::input::Input;
 use rtsleuth_core::read::TraceInfo;
@@ -22,28 +23,46 @@ pub struct Open {
     json: bool,
 }
 
+/// `--parquet DIR`: where the tables go, whether they include explain's findings, and a
+/// trace's rows.
+pub struct Parquet<'a, T> {
+    pub dir: &'a Path,
+    pub with_findings: bool,
+    pub rows: &'a dyn Fn(&Traced<T>) -> TraceRows,
+}
+
 /// Analyses every file of the set, as many at a time as there are cores (each reader
-/// parallelises its own parsing; see `fleet::analyse_all`), writing each trace's report as its
-/// turn comes. `each` sees every trace read, in order, to add it to the set's totals or
-/// Parquet before it is dropped.
+/// parallelises its own parsing; see `fleet::analyse_all`), writing each trace's report and
+/// Parquet rows as its turn comes. `each` sees every trace read, in order, to add it to the
+/// set's totals before it is dropped.
 pub fn run<T: Send>(
     command: &'static str,
     args: &[String],
     json: bool,
+    parquet: Option<Parquet<'_, T>>,
     analyse: impl Fn(Input) -> rtsleuth_core::Result<(TraceInfo, T)> + Sync,
     doc: impl Fn(&T) -> &Document,
-    mut each: impl FnMut(&Traced<T>) -> Result<()>,
+    mut each: impl FnMut(&Traced<T>),
 ) -> Result<Open> {
     let jobs = std::thread::available_parallelism().map_or(2, |n| n.get());
     let paths = fleet::expand(args);
     let mut report = SetReport::new(BufWriter::new(io::stdout()), command, json);
-    fleet::analyse_all(&paths, jobs, analyse, |item| {
+    let mut tables = (parquet.as_ref())
+        .map(|p| ParquetSet::create(p.dir, p.with_findings))
+        .transpose()?;
+    fleet::analyse_all(&paths, jobs, analyse, |item| -> Result<()> {
         report.item(&item, &doc).context("writing the report")?;
-        match &item.outcome {
-            fleet::Outcome::Read(t) => each(t),
-            _ => Ok(()),
+        if let fleet::Outcome::Read(t) = &item.outcome {
+            each(t);
+            if let (Some(tables), Some(p)) = (&mut tables, &parquet) {
+                tables.add(&(p.rows)(t))?;
+            }
         }
+        Ok(())
     })?;
+    if let Some(tables) = tables {
+        tables.close()?;
+    }
     Ok(Open {
         report,
         args: args.join(" "),

@@ -28,11 +28,9 @@ pub fn run(args: WqArgs) -> Result<()> {
         };
         let (traces, json) = (&args.common.traces, args.common.json);
         let mut totals = SetWq::default();
-        let add = |t: &Traced<(Document, WqTimings)>| {
-            totals.add(&t.identity.path, &t.result.1);
-            Ok(())
-        };
-        return set::run("wq", traces, json, analyse, |d| &d.0, add)?.finish(totals.section());
+        let add = |t: &Traced<(Document, WqTimings)>| totals.add(&t.identity.path, &t.result.1);
+        let open = set::run("wq", traces, json, None, analyse, |d| &d.0, add)?;
+        return open.finish(totals.section());
     }
     let mut wq = Wq::new(opts);
     let info = read_trace(&args.common.traces[0], &mut wq)?;

@@ -74,14 +74,10 @@ mod tests {
     use crate::analyze::latency::LatencyHistogram;
 
     fn work(kind: &'static str, name: &str, us: &[u64]) -> IrqWork {
-        let mut hist = LatencyHistogram::default();
-        for &u in us {
-            hist.record(u * 1000, u * 1000);
-        }
         IrqWork {
             kind,
             name: name.into(),
-            hist,
+            hist: LatencyHistogram::of_us(us),
         }
     }
 

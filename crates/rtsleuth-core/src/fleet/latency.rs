@@ -86,10 +86,7 @@ mod tests {
     use super::*;
 
     fn task(comm: &str, pid: i32, us: &[u64]) -> TaskLatency {
-        let mut hist = LatencyHistogram::default();
-        for &u in us {
-            hist.record(u * 1000, 0);
-        }
+        let hist = LatencyHistogram::of_us(us);
         TaskLatency {
             pid,
             comm: comm.into(),

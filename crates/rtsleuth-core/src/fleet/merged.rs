@@ -65,18 +65,14 @@ impl<K: Ord + Clone> MergedHistograms<K> {
 mod tests {
     use super::*;
 
-    fn hist(us: &[u64]) -> LatencyHistogram {
-        let mut h = LatencyHistogram::default();
-        for &u in us {
-            h.record(u * 1000, 0);
-        }
-        h
-    }
-
     #[test]
     fn traces_counted_once_per_key_and_the_worst_trace_kept() {
         let mut m = MergedHistograms::default();
-        let (a, b, none) = (hist(&[1, 2]), hist(&[30]), hist(&[]));
+        let (a, b, none) = (
+            LatencyHistogram::of_us(&[1, 2]),
+            LatencyHistogram::of_us(&[30]),
+            LatencyHistogram::of_us(&[]),
+        );
         m.add_trace("t1", [("x", &a), ("x", &a), ("y", &none)]);
         m.add_trace("t2", [("x", &b), ("z", &a)]);
         let x = m.get(&"x").unwrap();

@@ -179,7 +179,10 @@ mod tests {
             let name = input.name.clone();
             read::read(input, &mut NullSink).map(|i| (i, name))
         };
-        let keep = |item| Ok::<_, ()>(items.push(item));
+        let keep = |item| {
+            items.push(item);
+            Ok::<_, ()>(())
+        };
         analyse_all(&paths, 2, read, keep).unwrap();
         let kinds: Vec<&str> = items
             .iter()
@@ -250,7 +253,10 @@ mod tests {
         };
         let mut order = Vec::new();
         let keep = |item: Item<Alive>| match item.outcome {
-            Outcome::Read(t) => Ok::<_, ()>(order.push(t.result.0)),
+            Outcome::Read(t) => {
+                order.push(t.result.0);
+                Ok::<_, ()>(())
+            }
             _ => panic!("{}", item.path),
         };
         analyse_all(&paths, 2, read, keep).unwrap();

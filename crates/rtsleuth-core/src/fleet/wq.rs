@@ -95,20 +95,12 @@ mod tests {
     use super::*;
     use crate::analyze::latency::LatencyHistogram;
 
-    fn hist(us: &[u64]) -> LatencyHistogram {
-        let mut h = LatencyHistogram::default();
-        for &u in us {
-            h.record(u * 1000, 0);
-        }
-        h
-    }
-
     #[test]
     fn waits_per_workqueue_and_executions_per_function() {
         let mut set = SetWq::default();
         let t = |wait: &[u64], exec: &[u64]| WqTimings {
-            wait: vec![("events".into(), hist(wait))],
-            exec: vec![("vmstat_update".into(), hist(exec))],
+            wait: vec![("events".into(), LatencyHistogram::of_us(wait))],
+            exec: vec![("vmstat_update".into(), LatencyHistogram::of_us(exec))],
         };
         set.add("a", &t(&[10, 20], &[3]));
         set.add("b", &t(&[900], &[4, 5]));

@@ -51,6 +51,16 @@ impl Default for LatencyHistogram {
 }
 
 impl LatencyHistogram {
+    /// A histogram of whole-microsecond samples, for tests.
+    #[cfg(test)]
+    pub(crate) fn of_us(us: &[u64]) -> Self {
+        let mut h = LatencyHistogram::default();
+        for &u in us {
+            h.record(u * 1000, 0);
+        }
+        h
+    }
+
     pub fn record(&mut self, ns: u64, at: Timestamp) {
         self.record_for(ns, at, 0)
     }
