@@ -5,6 +5,7 @@ mod audit;
 mod diff;
 mod explain_set;
 mod export;
+mod generate;
 mod graph;
 mod hwlat;
 mod irq;
@@ -110,6 +111,9 @@ enum Command {
     /// change of count, avg, p50, p99, p99.9 and max, and of the causes of every spike; CI
     /// gates (--fail-on 'p99>+20%') exit 3 when NEW crossed them.
     Diff(diff::DiffArgs),
+    /// Shell completions (bash, zsh, fish, elvish, powershell) and man pages, made from these
+    /// very definitions; install.sh installs them.
+    Generate(generate::GenerateArgs),
 }
 
 /// Which wake-ups `explain` explains, for it and the commands that draw its findings.
@@ -283,6 +287,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Measure(args) => measure::run(args),
         Command::Hwlat(args) => hwlat::run(args),
         Command::Export(args) => export::run(args),
+        Command::Generate(args) => generate::run(args),
     };
     done.map(|()| ExitCode::SUCCESS)
 }
