@@ -12,6 +12,7 @@ pub mod event;
 pub mod export;
 pub mod fleet;
 pub mod input;
+pub mod progress;
 pub mod read;
 pub mod report;
 pub mod ring_buffer;

@@ -45,6 +45,7 @@ pub fn run(args: IrqArgs) -> Result<()> {
     }
     let mut irq = Irq::new(opts);
     let input = Input::open(&args.common.traces[0])?;
+    let _progress = crate::progress::for_input(&input);
     let (info, section) = latency_tracer::read(input, &mut irq)?;
     emit_drawable(&irq.document(&info, section.as_ref()), &args.common, false)
 }

@@ -11,6 +11,7 @@ mod hwlat;
 mod irq;
 mod latency_set;
 mod measure;
+mod progress;
 mod record;
 mod report;
 mod set;
@@ -294,6 +295,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
 
 fn read_trace(path: &str, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo> {
     let input = Input::open(path)?;
+    let _progress = progress::for_input(&input);
     Ok(read::read(input, sink)?)
 }
 

@@ -34,7 +34,10 @@ pub fn run(args: ReportArgs) -> Result<()> {
         pids: args.pids,
         comms: args.tasks,
     };
-    let analyses = Analyses::read(Input::open(&args.trace)?, &opts)?;
+    let input = Input::open(&args.trace)?;
+    let progress = crate::progress::for_input(&input);
+    let analyses = Analyses::read(input, &opts)?;
+    drop(progress);
     let page = render(&analyses)?;
     std::fs::write(&args.output, &page)
         .with_context(|| format!("writing {}", args.output.display()))?;

@@ -47,11 +47,13 @@ pub fn run<T: Send>(
     let jobs = std::thread::available_parallelism().map_or(2, |n| n.get());
     let paths = fleet::expand(args);
     let mut report = SetReport::new(BufWriter::new(io::stdout()), command, json);
+    let progress = crate::progress::start(None);
     let mut tables = (parquet.as_ref())
         .map(|p| ParquetSet::create(p.dir, p.with_findings))
         .transpose()?;
     fleet::analyse_all(&paths, jobs, analyse, |item| -> Result<()> {
-        report.item(&item, &doc).context("writing the report")?;
+        crate::progress::hidden(&progress, || report.item(&item, &doc))
+            .context("writing the report")?;
         if let fleet::Outcome::Read(t) = &item.outcome {
             each(t);
             if let (Some(tables), Some(p)) = (&mut tables, &parquet) {
@@ -60,6 +62,7 @@ pub fn run<T: Send>(
         }
         Ok(())
     })?;
+    drop(progress);
     if let Some(tables) = tables {
         tables.close()?;
     }

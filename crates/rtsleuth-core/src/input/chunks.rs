@@ -233,6 +233,7 @@ impl ChunkReader {
                     damage,
                 };
                 self.offset += chunk.data.len() as u64;
+                crate::progress::add_bytes(chunk.data.len() as u64);
                 Ok(Some(chunk))
             }
         }

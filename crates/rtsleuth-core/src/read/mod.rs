@@ -94,6 +94,55 @@ pub trait EventSink {
 
 /// Reads the whole input into `sink` and returns what was learnt about the trace itself.
 pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo> {
+    let mut counted = Counted { sink, pending: 0 };
+    let read = read_into(input, &mut counted);
+    counted.flush();
+    read
+}
+
+/// Hands events on to the analyses and counts them for [`crate::progress`], a few thousand at
+/// a time so that a trace read event by event does not pay an atomic add per event.
+struct Counted<'a> {
+    sink: &'a mut (dyn EventSink + Send),
+    pending: u64,
+}
+
+impl Counted<'_> {
+    const BATCH: u64 = 4096;
+
+    fn count(&mut self, n: u64) {
+        self.pending += n;
+        if self.pending >= Self::BATCH {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        crate::progress::add_events(std::mem::take(&mut self.pending));
+    }
+}
+
+impl EventSink for Counted<'_> {
+    fn event(&mut self, ev: &Event<'_>) {
+        self.count(1);
+        self.sink.event(ev);
+    }
+
+    fn decode(&self) -> Decode {
+        self.sink.decode()
+    }
+
+    fn lost(&mut self, cpu: Option<u32>, count: Option<u64>) {
+        self.sink.lost(cpu, count);
+    }
+
+    fn records(&mut self, records: &[Record<'_>]) {
+        self.count(records.len() as u64);
+        self.sink.records(records);
+    }
+}
+
+fn read_into(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo> {
     let hint = match input.format {
         Format::FtraceText => return ftrace_text::read(input, sink),
         Format::FunctionGraph => {

@@ -169,6 +169,7 @@ impl<R: Read, M: Message + Default> Packets<R, M> {
         match M::decode(&avail[header..total]) {
             Ok(packet) => {
                 self.consume(total);
+                crate::progress::add_bytes(total as u64);
                 Ok(Step::Packet {
                     offset: start,
                     packet,

@@ -149,6 +149,7 @@ impl<'f> CpuStream<'f> {
             let start = self.next_page;
             let end = (start + size).min(self.buf().len());
             self.next_page = start + size;
+            crate::progress::add_bytes((end - start) as u64);
             let parsed = Page::parse(&self.buf()[start..end], &self.layout)
                 .map(|page| (page.missed, page.data().len(), RecordCursor::new(&page)));
             match parsed {
