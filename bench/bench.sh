@@ -41,6 +41,8 @@ bench_row "rtsleuth latency" "$bin/rtsleuth" latency "$trace"
 bench_row "rtsleuth latency --json" "$bin/rtsleuth" latency --json "$trace"
 bench_row "rtsleuth explain --threshold 100" "$bin/rtsleuth" explain --threshold 100 "$trace"
 explain_s=$bench_last
+awk -v s="$explain_s" -v b="$bytes" \
+    'BEGIN { g = b / s / 1e9; printf "target: explain --threshold 100 at %.2f GB/s, target >= 1 GB/s: %s\n", g, (g >= 1 ? "met" : "NOT met") }'
 # The HTML report runs explain, latency, irq and wq in one pass and draws the page; what it
 # costs over explain alone, on the same trace with the same threshold, is the ratio below.
 bench_row "rtsleuth report --threshold 100" "$bin/rtsleuth" report --threshold 100 -o "$work/report-$size.html" "$trace"

@@ -55,6 +55,14 @@ cat "$dat" "$v6" > /dev/null   # warm the page cache
 
 printf '%-30s %-8s %8s %12s %8s %10s %12s\n' command file seconds events/s MB/s "vs report" "peak RSS KB"
 ref=""
+declare -A speedup
+# target NAME X: whether NAME's speed-up over `trace-cmd report` on the last file reached X.
+target() {
+    local got=${speedup[$1]:-}
+    [ -n "$got" ] || { printf '  %-26s failed, target >= %sx\n' "$1" "$2"; return 0; }
+    awk -v n="$1" -v g="$got" -v t="$2" \
+        'BEGIN { printf "  %-26s %6.1fx  target >= %dx: %s\n", n, g, t, (g >= t ? "met" : "NOT met") }'
+}
 row() {   # row NAME FILE-LABEL FILE CMD...
     local name=$1 label=$2 file=$3 s rss; shift 3
     if ! s=$(bench_best "$@"); then
@@ -62,6 +70,7 @@ row() {   # row NAME FILE-LABEL FILE CMD...
         return 0
     fi
     [ -n "$ref" ] || ref=$s
+    speedup[$name]=$(awk -v r="$ref" -v s="$s" 'BEGIN { printf "%.1f", r / s }')
     rss=$(bench_rss "$@")
     awk -v n="$name" -v l="$label" -v s="$s" -v e="$nevents" -v b="$(stat -c %s "$file")" \
         -v r="$ref" -v m="$rss" \
@@ -75,4 +84,9 @@ for f in "$dat" "$v6"; do
     row "rtsleuth stats" "$label" "$f" "$bin" stats "$f"
     row "rtsleuth latency" "$label" "$f" "$bin" latency "$f"
     row "rtsleuth latency --json" "$label" "$f" "$bin" latency "$f" --json
+    row "rtsleuth explain" "$label" "$f" "$bin" explain "$f"
+    echo "targets ($label, speed-up over trace-cmd report on the same file):"
+    target "rtsleuth stats" 50
+    target "rtsleuth latency" 50
+    target "rtsleuth explain" 20
 done

@@ -34,7 +34,8 @@ use emit::{Emitter, Record};
 use messages::{Data, FtraceEventBundle, TracePacket};
 use order::Limits;
 use packets::{Packets, Step};
-use std::collections::{BTreeSet, HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::collections::BTreeSet;
 
 const FORMAT: &str = "Perfetto protobuf";
 
@@ -137,13 +138,13 @@ impl Reader {
         Reader {
             path: path.to_string(),
             merger: order::Merger::new(window),
-            running: HashMap::new(),
+            running: HashMap::default(),
             emitter: Emitter::new(sink.decode()),
             symbols: symbols::Symbols::default(),
             trees_known: false,
             counters: ftrace_stats::RingCounters::default(),
             skips: skips::Skips::default(),
-            sequences: HashSet::new(),
+            sequences: HashSet::default(),
             packets: 0,
             unknown_events: 0,
             compressed: 0,

@@ -17,7 +17,8 @@
 //! trace by (time, CPU). Streams are few (CPUs times ftrace data sources), so finding the
 //! earliest head is a scan rather than a heap.
 
-use std::collections::{HashMap, VecDeque};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::VecDeque;
 
 pub struct Merger<T> {
     streams: Vec<Stream<T>>,
@@ -55,8 +56,8 @@ impl<T> Merger<T> {
     pub fn new(limits: Limits) -> Self {
         Merger {
             streams: Vec::new(),
-            index: HashMap::new(),
-            sequences: HashMap::new(),
+            index: HashMap::default(),
+            sequences: HashMap::default(),
             queued: 0,
             arrivals: 0,
             limits,

@@ -5,7 +5,7 @@
 //! addresses, which no table holds.
 
 use super::messages::InternedData;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 #[derive(Default)]
 pub struct Symbols {

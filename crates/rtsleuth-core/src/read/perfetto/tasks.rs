@@ -4,7 +4,7 @@
 
 use super::bundle::UNKNOWN_COMM;
 use super::messages::{Body, ProcessTree};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 #[derive(Default)]
 pub struct TaskNames {
