@@ -5,6 +5,7 @@ pub mod ftrace_text;
 pub mod function_graph;
 mod info;
 pub mod latency_tracer;
+pub mod perf_data;
 pub mod perfetto;
 pub mod tracedat;
 
@@ -105,6 +106,7 @@ pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo
         }
         Format::TraceDat => return tracedat::read(input, sink),
         Format::Perfetto => return perfetto::read(input, sink),
+        Format::PerfData => return perf_data::read(input, sink),
         Format::SystraceHtml => "extract the ftrace text from the trace-data <script> block",
     };
     Err(Error::Unsupported {

@@ -1,0 +1,90 @@
+//! A tracepoint sample turned into an [`Event`]: the raw record (`PERF_SAMPLE_RAW`) is the
+//! same record ftrace keeps, decoded with the file's event formats; the time, CPU and task
+//! are the sample's own, as `perf script` prints them.
+
+use super::threads::Threads;
+use crate::event::Event;
+use crate::read::tracedat::RecordDecoder;
+use crate::read::{EventSink, TraceInfo};
+use linux_perf_data::linux_perf_event_reader::SampleRecord;
+use std::collections::BTreeMap;
+
+/// Turns samples into events and counts those that cannot be events.
+pub struct Samples<'m> {
+    pub decoder: RecordDecoder<'m>,
+    pub threads: Threads,
+    /// Samples without a tracepoint record, by event name (`cycles`, `cpu-clock`…).
+    not_tracepoints: BTreeMap<String, u64>,
+    /// Samples that lack a time or a CPU (attrs recorded without `PERF_SAMPLE_TIME`/`CPU`).
+    unplaced: u64,
+}
+
+impl<'m> Samples<'m> {
+    pub fn new(decoder: RecordDecoder<'m>) -> Samples<'m> {
+        Samples {
+            decoder,
+            threads: Threads::default(),
+            not_tracepoints: BTreeMap::new(),
+            unplaced: 0,
+        }
+    }
+
+    /// Hands `s`, a sample of the event called `event`, to the sink.
+    pub fn emit(
+        &mut self,
+        s: &SampleRecord<'_>,
+        event: &str,
+        info: &mut TraceInfo,
+        sink: &mut (dyn EventSink + Send),
+    ) {
+        let Some(raw) = s.raw.as_ref().map(|r| r.as_slice()) else {
+            *self.not_tracepoints.entry(event.to_string()).or_default() += 1;
+            return;
+        };
+        let (Some(ts), Some(cpu)) = (s.timestamp, s.cpu) else {
+            self.unplaced += 1;
+            return;
+        };
+        let Some(d) = self.decoder.decode(&raw) else {
+            return;
+        };
+        // The kernel reports tid -1 for a task past its exit (perf prints `:-1 -1`); the
+        // record's own `common_pid` still names it.
+        let pid = match s.tid {
+            Some(tid) if tid >= 0 => tid,
+            _ => d.pid,
+        };
+        let ev = Event {
+            ts,
+            cpu,
+            pid,
+            comm: self.threads.name(pid),
+            tgid: s.pid.filter(|&p| p >= 0),
+            flags: d.flags,
+            name: d.name,
+            payload: d.payload,
+            kind: d.kind,
+        };
+        info.events += 1;
+        info.lines.events += 1;
+        info.lines.total += 1;
+        info.saw_event(ts, cpu);
+        sink.event(&ev);
+    }
+
+    /// What was skipped, one note each.
+    pub fn finish(self, notes: &mut Vec<String>) {
+        for (event, n) in &self.not_tracepoints {
+            notes.push(format!(
+                "{n} samples of {event} were skipped: they carry no tracepoint record (rtsleuth reads tracepoint samples only)"
+            ));
+        }
+        if self.unplaced > 0 {
+            notes.push(format!(
+                "{} samples were skipped: they carry no time or no CPU",
+                self.unplaced
+            ));
+        }
+        self.decoder.finish(notes);
+    }
+}
