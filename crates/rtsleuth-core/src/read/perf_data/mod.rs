@@ -39,6 +39,15 @@ use source::Source;
 
 const FORMAT: &str = "perf.data";
 
+/// The kernel records the reader uses; the others (maps, throttling, switches…) are skipped.
+const USED: [RecordType; 5] = [
+    RecordType::SAMPLE,
+    RecordType::COMM,
+    RecordType::FORK,
+    RecordType::LOST,
+    RecordType::LOST_SAMPLES,
+];
+
 /// Reads a perf.data file into `sink`.
 pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo> {
     let name = input.name.clone();
@@ -108,7 +117,10 @@ pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo
         .iter()
         .map(|a| a.name().unwrap_or("an unnamed event").to_string())
         .collect();
-    let mut samples = Samples::new(RecordDecoder::new(&meta, sink.decode()));
+    let mut samples = Samples::new(
+        RecordDecoder::new(&meta, sink.decode()),
+        info.header.nr_cpus,
+    );
     let mut lost = Lost::default();
     let mut bad_records = 0u64;
     loop {
@@ -127,6 +139,11 @@ pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo
         let PerfFileRecord::EventRecord { attr_index, record } = record else {
             continue; // perf's own records: rounds, build ids, maps
         };
+        // Only what is used is parsed: the crate asserts on some damaged records it is not
+        // asked about here (an MMAP2 build id longer than 20 bytes).
+        if !USED.contains(&record.record_type) {
+            continue;
+        }
         match record.parse() {
             Ok(EventRecord::Sample(s)) => {
                 let event = events.get(attr_index).map_or("", String::as_str);
@@ -217,6 +234,9 @@ fn kernel_text(source: &Source) -> Option<u64> {
         if let PerfFileRecord::EventRecord { record, .. } =
             record_iter.next_record(&mut perf_file).ok()??
         {
+            if record.record_type != RecordType::MMAP {
+                continue;
+            }
             if let Ok(EventRecord::Mmap(m)) = record.parse() {
                 if m.path.as_slice().starts_with(b"[kernel.kallsyms]") {
                     return Some(m.page_offset);

@@ -301,7 +301,7 @@ mod tests {
         assert!(f.reason.contains("attr"), "{f:?}");
         d[..4].copy_from_slice(&1u32.to_le_bytes());
         assert!(event_descs(&d, 1000, Endian::Little).is_ok());
-        d[140..144].copy_from_slice(&u32::MAX.to_le_bytes()); // ids
+        d[144..148].copy_from_slice(&u32::MAX.to_le_bytes()); // the id count
         assert!(event_descs(&d, 1000, Endian::Little).is_err());
     }
 }

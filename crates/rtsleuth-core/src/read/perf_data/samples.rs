@@ -17,15 +17,24 @@ pub struct Samples<'m> {
     not_tracepoints: BTreeMap<String, u64>,
     /// Samples that lack a time or a CPU (attrs recorded without `PERF_SAMPLE_TIME`/`CPU`).
     unplaced: u64,
+    /// CPU numbers at or above this are damage: analyses keep state per CPU number.
+    cpu_bound: u32,
+    beyond_cpus: u64,
 }
 
+/// The most CPUs a kernel is built for (x86's `NR_CPUS` maximum), for files that do not say.
+const MAX_CPUS: u32 = 8192;
+
 impl<'m> Samples<'m> {
-    pub fn new(decoder: RecordDecoder<'m>) -> Samples<'m> {
+    /// `nr_cpus`: the CPU count the file's header gives, if it does.
+    pub fn new(decoder: RecordDecoder<'m>, nr_cpus: Option<u32>) -> Samples<'m> {
         Samples {
             decoder,
             threads: Threads::default(),
             not_tracepoints: BTreeMap::new(),
             unplaced: 0,
+            cpu_bound: nr_cpus.unwrap_or(MAX_CPUS).min(MAX_CPUS),
+            beyond_cpus: 0,
         }
     }
 
@@ -45,6 +54,10 @@ impl<'m> Samples<'m> {
             self.unplaced += 1;
             return;
         };
+        if cpu >= self.cpu_bound {
+            self.beyond_cpus += 1;
+            return;
+        }
         let Some(d) = self.decoder.decode(&raw) else {
             return;
         };
@@ -83,6 +96,12 @@ impl<'m> Samples<'m> {
             notes.push(format!(
                 "{} samples were skipped: they carry no time or no CPU",
                 self.unplaced
+            ));
+        }
+        if self.beyond_cpus > 0 {
+            notes.push(format!(
+                "{} samples name a CPU beyond the {} the file has and were skipped (damaged)",
+                self.beyond_cpus, self.cpu_bound
             ));
         }
         self.decoder.finish(notes);

@@ -156,6 +156,26 @@ mod tests {
     }
 
     #[test]
+    fn perf_tracing_data_headers() {
+        let (h, cmdlines) =
+            FileHeader::parse_perf(&head(b"0.6\0", &[0, 8, 0, 0x10, 0, 0])).unwrap();
+        assert_eq!(
+            (h.version, h.long_size, h.page_size, h.end, cmdlines),
+            (6, 8, 4096, 20, true)
+        );
+        let (_, cmdlines) =
+            FileHeader::parse_perf(&head(b"0.5\0", &[0, 8, 0, 0x10, 0, 0])).unwrap();
+        assert!(!cmdlines);
+        let e = FileHeader::parse_perf(&head(b"6\0", &[0, 8, 0, 0x10, 0, 0])).unwrap_err();
+        assert!(
+            e.reason.contains("perf tracing data version \"6\""),
+            "{e:?}"
+        );
+        // trace.dat's own reader refuses perf's numbering.
+        assert!(FileHeader::parse(&head(b"0.6\0", &[0, 8, 0, 0x10, 0, 0])).is_err());
+    }
+
+    #[test]
     fn bad_headers_say_what_and_where() {
         let e = FileHeader::parse(&head(b"5\0", &[0, 8, 0, 0x10, 0, 0])).unwrap_err();
         assert_eq!(e.offset, 10);
