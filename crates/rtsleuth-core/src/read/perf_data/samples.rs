@@ -3,8 +3,7 @@
 //! are the sample's own, as `perf script` prints them.
 
 use super::threads::Threads;
-use crate::event::Event;
-use crate::read::tracedat::RecordDecoder;
+use crate::read::tracedat::{RecordDecoder, Task};
 use crate::read::{EventSink, TraceInfo};
 use linux_perf_data::linux_perf_event_reader::SampleRecord;
 use std::collections::BTreeMap;
@@ -67,22 +66,12 @@ impl<'m> Samples<'m> {
             Some(tid) if tid >= 0 => tid,
             _ => d.pid,
         };
-        let ev = Event {
-            ts,
-            cpu,
+        let task = Task {
             pid,
             comm: self.threads.name(pid),
             tgid: s.pid.filter(|&p| p >= 0),
-            flags: d.flags,
-            name: d.name,
-            payload: d.payload,
-            kind: d.kind,
         };
-        info.events += 1;
-        info.lines.events += 1;
-        info.lines.total += 1;
-        info.saw_event(ts, cpu);
-        sink.event(&ev);
+        d.hand_on(ts, cpu, task, info, sink);
     }
 
     /// What was skipped, one note each.

@@ -7,9 +7,9 @@
 use super::render;
 use super::typed::Typed;
 use super::Metadata;
-use crate::event::{EventKind, Flags};
+use crate::event::{Event, EventKind, Flags, Timestamp};
 use crate::read::ftrace_text::payload;
-use crate::read::Decode;
+use crate::read::{Decode, EventSink, TraceInfo};
 use rustc_hash::FxHashMap;
 
 /// What to do with the records of one event id, decided once.
@@ -34,6 +34,43 @@ pub struct Decoded<'a> {
     /// For a `sched_switch`, the task switched in (name, pid): how readers learn the names
     /// of tasks their file does not list.
     pub switched_in: Option<(&'a str, i32)>,
+}
+
+/// Whom a reader says an event belongs to: trace.dat knows the pid only, perf.data also the
+/// thread group.
+pub struct Task<'a> {
+    pub pid: i32,
+    pub comm: &'a str,
+    pub tgid: Option<i32>,
+}
+
+impl Decoded<'_> {
+    /// The event at `ts` on `cpu`, handed to `sink` and counted in `info`.
+    pub fn hand_on(
+        self,
+        ts: Timestamp,
+        cpu: u32,
+        task: Task<'_>,
+        info: &mut TraceInfo,
+        sink: &mut (dyn EventSink + Send),
+    ) {
+        let ev = Event {
+            ts,
+            cpu,
+            pid: task.pid,
+            comm: task.comm,
+            tgid: task.tgid,
+            flags: self.flags,
+            name: self.name,
+            payload: self.payload,
+            kind: self.kind,
+        };
+        info.events += 1;
+        info.lines.events += 1;
+        info.lines.total += 1;
+        info.saw_event(ts, cpu);
+        sink.event(&ev);
+    }
 }
 
 /// Turns records into events, with what it met that it could not decode counted for notes.

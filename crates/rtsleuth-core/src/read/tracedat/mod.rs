@@ -38,7 +38,7 @@ mod typed;
 pub use bytes::Endian;
 /// For the perf.data reader, whose tracepoint samples are these same raw records.
 pub(crate) use bytes::Fault;
-pub(crate) use decode::RecordDecoder;
+pub(crate) use decode::{RecordDecoder, Task};
 /// For writers of the format (`rtsleuth record`): the file magic and the option ids.
 pub use file_header::MAGIC;
 pub(crate) use kallsyms::Symbols;
@@ -48,7 +48,6 @@ pub use options::id as option_id;
 use super::ftrace_text;
 use super::{Decode, EventSink, TraceInfo};
 use crate::error::{Error, Result};
-use crate::event::Event;
 use crate::input::{describe_read_error, Damaged, Format, Input};
 use cpu_stream::{CpuStream, Pending};
 use latency_text::TextStream;
@@ -284,22 +283,12 @@ impl<'m> Decoder<'m> {
                 .or_else(|| self.comms.get(pid))
                 .unwrap_or("<...>"),
         };
-        let ev = Event {
-            ts,
-            cpu,
+        let task = decode::Task {
             pid: d.pid,
             comm,
             tgid: None,
-            flags: d.flags,
-            name: d.name,
-            payload: d.payload,
-            kind: d.kind,
         };
-        info.events += 1;
-        info.lines.events += 1;
-        info.lines.total += 1;
-        info.saw_event(ts, cpu);
-        sink.event(&ev);
+        d.hand_on(ts, cpu, task, info, sink);
     }
 
     fn finish(self, info: &mut TraceInfo) {
