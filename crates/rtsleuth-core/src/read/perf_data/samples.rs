@@ -1,6 +1,13 @@
 //! A tracepoint sample turned into an [`Event`]: the raw record (`PERF_SAMPLE_RAW`) is the
 //! same record ftrace keeps, decoded with the file's event formats; the time, CPU and task
 //! are the sample's own, as `perf script` prints them.
+//!
+//! The flags come from the record's `common_flags` and `common_preempt_count`, which perf fills
+//! as ftrace does (irqs off, hard/soft IRQ, NMI, need-resched are the same bits), but perf does
+//! not take off the one preemption level the tracepoint itself holds, as ftrace does on
+//! preemptible kernels: the preempt depth of an event can read one higher than in a trace.dat
+//! of the same kernel. No analysis uses the depth (see the fixtures' comparison in the perf
+//! hog recording: sched_switch at depth 3 here, 2 in trace.dat).
 
 use super::threads::Threads;
 use crate::read::tracedat::{RecordDecoder, Task};
