@@ -6,8 +6,9 @@
 //! as ftrace does (irqs off, hard/soft IRQ, NMI, need-resched are the same bits), but perf does
 //! not take off the one preemption level the tracepoint itself holds, as ftrace does on
 //! preemptible kernels: the preempt depth of an event can read one higher than in a trace.dat
-//! of the same kernel. No analysis uses the depth (see the fixtures' comparison in the perf
-//! hog recording: sched_switch at depth 3 here, 2 in trace.dat).
+//! of the same kernel (every sched_switch: depth 3 in `perf_data_hog`, 2 in
+//! `recorded/variants/trace.dat`, another build of the same 6.18 kernel). No analysis uses
+//! the depth.
 
 use super::threads::Threads;
 use crate::read::tracedat::{RecordDecoder, Task};
