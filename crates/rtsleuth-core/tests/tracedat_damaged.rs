@@ -4,10 +4,7 @@
 
 mod counting;
 
-use counting::Count;
 use proptest::prelude::*;
-use rtsleuth_core::analyze::explain::{Explain, ExplainOptions};
-use rtsleuth_core::analyze::latency::{Latency, LatencyOptions};
 use rtsleuth_core::input::Input;
 use rtsleuth_core::read::{self, TraceInfo};
 use rtsleuth_core::Error;
@@ -37,18 +34,7 @@ fn files() -> &'static [(&'static str, Vec<u8>)] {
 /// Reads `bytes` with the event counter and the analyses attached (so that every decoding
 /// path runs); any panic fails the test.
 fn read(bytes: Vec<u8>) -> Result<(u64, TraceInfo), Error> {
-    let input = Input::from_reader(NAME, Box::new(std::io::Cursor::new(bytes)))?;
-    let mut sink = (
-        Count::default(),
-        (
-            Latency::new(LatencyOptions::default()),
-            Explain::new(ExplainOptions::default()),
-        ),
-    );
-    let info = read::read(input, &mut sink)?;
-    let _ = sink.1 .0.document(&info);
-    let _ = sink.1 .1.document(&info);
-    Ok((sink.0 .0, info))
+    counting::read_analysed(NAME, bytes)
 }
 
 fn malformed_at(e: &Error) -> u64 {

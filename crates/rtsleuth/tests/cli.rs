@@ -742,6 +742,7 @@ fn every_analysis_help_lists_every_format_read() {
         "latency tracers",
         "`perf script`",
         "trace-cmd trace.dat",
+        "perf.data",
         "Perfetto protobuf",
         ".gz, .zst or .xz",
     ];

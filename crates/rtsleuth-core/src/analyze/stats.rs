@@ -174,6 +174,8 @@ fn summary_pairs(info: &TraceInfo, tasks: usize) -> Vec<(String, String)> {
         if let Some(v) = &info.header.perf_version {
             format.push_str(&format!(" (perf {v})"));
         }
+    } else if let Some(v) = &info.header.perf_version {
+        format.push_str(&format!(", written by perf {v}"));
     }
     let span = match (info.first_ts, info.last_ts) {
         (Some(a), Some(b)) => format!(

@@ -14,6 +14,8 @@ pub enum Format {
     TraceDat,
     /// Perfetto protobuf trace.
     Perfetto,
+    /// `perf record`'s `perf.data` (tracepoint samples).
+    PerfData,
     /// Android systrace HTML with the ftrace text embedded.
     SystraceHtml,
 }
@@ -25,6 +27,7 @@ impl Format {
             Format::FunctionGraph => "function_graph text",
             Format::TraceDat => "trace-cmd trace.dat",
             Format::Perfetto => "Perfetto protobuf",
+            Format::PerfData => "perf.data",
             Format::SystraceHtml => "systrace HTML",
         }
     }
@@ -34,6 +37,10 @@ impl Format {
     pub fn detect(head: &[u8]) -> Result<Format, String> {
         if head.starts_with(b"\x17\x08\x44tracing") {
             return Ok(Format::TraceDat);
+        }
+        // Either byte order: perf writes the magic as a native 64-bit number.
+        if head.starts_with(b"PERFILE2") || head.starts_with(b"2ELIFREP") {
+            return Ok(Format::PerfData);
         }
         if looks_like_perfetto(head) {
             return Ok(Format::Perfetto);
@@ -152,6 +159,11 @@ mod tests {
             Format::detect(b"\x0a\x05\x08\x01\x10\x00\x00\x0a"),
             Ok(Format::Perfetto)
         );
+        assert_eq!(
+            Format::detect(b"PERFILE2\x68\0\0\0\0\0\0\0"),
+            Ok(Format::PerfData)
+        );
+        assert_eq!(Format::detect(b"2ELIFREP\0"), Ok(Format::PerfData));
     }
 
     #[test]

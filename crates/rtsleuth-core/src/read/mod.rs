@@ -5,6 +5,7 @@ pub mod ftrace_text;
 pub mod function_graph;
 mod info;
 pub mod latency_tracer;
+pub mod perf_data;
 pub mod perfetto;
 pub mod tracedat;
 
@@ -154,6 +155,7 @@ fn read_into(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInf
         }
         Format::TraceDat => return tracedat::read(input, sink),
         Format::Perfetto => return perfetto::read(input, sink),
+        Format::PerfData => return perf_data::read(input, sink),
         Format::SystraceHtml => "extract the ftrace text from the trace-data <script> block",
     };
     Err(Error::Unsupported {

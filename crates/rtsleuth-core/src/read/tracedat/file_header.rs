@@ -23,12 +23,7 @@ pub struct FileHeader {
 
 impl FileHeader {
     pub fn parse(bytes: &[u8]) -> Parsed<FileHeader> {
-        let mut c = Cursor::new(bytes, 0, Endian::Little);
-        if c.bytes(MAGIC.len(), "magic")? != MAGIC {
-            return Err(Fault::new(0, "no trace.dat magic (\\x17\\x08Dtracing)"));
-        }
-        let at = c.offset();
-        let version = c.cstr("version")?;
+        let (mut c, at, version) = magic_and_version(bytes)?;
         let version: u32 = version
             .parse()
             .map_err(|_| Fault::new(at, format!("version {version:?} is not a number")))?;
@@ -38,33 +33,7 @@ impl FileHeader {
                 format!("file version {version}: rtsleuth reads versions 6 and 7 (`trace-cmd convert --file-version 7` rewrites others)"),
             ));
         }
-        let at = c.offset();
-        c.endian = match c.u8("byte order")? {
-            0 => Endian::Little,
-            1 => Endian::Big,
-            b => {
-                return Err(Fault::new(
-                    at,
-                    format!("byte order flag {b} (0 or 1 expected)"),
-                ))
-            }
-        };
-        let at = c.offset();
-        let long_size = c.u8("long size")? as usize;
-        if long_size != 4 && long_size != 8 {
-            return Err(Fault::new(
-                at,
-                format!("long size {long_size} (4 or 8 expected)"),
-            ));
-        }
-        let at = c.offset();
-        let page_size = c.u32("page size")? as usize;
-        if !(512..=1 << 20).contains(&page_size) || !page_size.is_power_of_two() {
-            return Err(Fault::new(
-                at,
-                format!("page size {page_size} is not a page size"),
-            ));
-        }
+        let (endian, long_size, page_size) = machine(&mut c)?;
         let (codec, first_options) = if version >= 7 {
             let at = c.offset();
             let name = c.cstr("compression name")?;
@@ -76,7 +45,7 @@ impl FileHeader {
         };
         Ok(FileHeader {
             version,
-            endian: c.endian,
+            endian,
             long_size,
             page_size,
             codec,
@@ -84,6 +53,78 @@ impl FileHeader {
             end: c.offset() as usize,
         })
     }
+
+    /// The header perf puts before the same schemas in perf.data's `HEADER_TRACING_DATA`
+    /// feature section: trace.dat's magic, then version `0.5` or `0.6` (perf's own numbering;
+    /// `0.6` adds the saved cmdlines at the end), then the same byte order, long size and page
+    /// size. Returns the header as a version 6 file's, and whether the cmdlines follow.
+    pub fn parse_perf(bytes: &[u8]) -> Parsed<(FileHeader, bool)> {
+        let (mut c, at, version) = magic_and_version(bytes)?;
+        let cmdlines = match &*version {
+            "0.5" => false,
+            "0.6" => true,
+            v => {
+                return Err(Fault::new(
+                    at,
+                    format!("perf tracing data version {v:?} (0.5 or 0.6 expected)"),
+                ))
+            }
+        };
+        let (endian, long_size, page_size) = machine(&mut c)?;
+        let header = FileHeader {
+            version: 6,
+            endian,
+            long_size,
+            page_size,
+            codec: Codec::None,
+            first_options: None,
+            end: c.offset() as usize,
+        };
+        Ok((header, cmdlines))
+    }
+}
+
+/// The magic, and the version string with its offset.
+fn magic_and_version(bytes: &[u8]) -> Parsed<(Cursor<'_>, u64, String)> {
+    let mut c = Cursor::new(bytes, 0, Endian::Little);
+    if c.bytes(MAGIC.len(), "magic")? != MAGIC {
+        return Err(Fault::new(0, "no trace.dat magic (\\x17\\x08Dtracing)"));
+    }
+    let at = c.offset();
+    let version = c.cstr("version")?.into_owned();
+    Ok((c, at, version))
+}
+
+/// Byte order, long size and page size; the cursor is left in the file's byte order.
+fn machine(c: &mut Cursor<'_>) -> Parsed<(Endian, usize, usize)> {
+    let at = c.offset();
+    c.endian = match c.u8("byte order")? {
+        0 => Endian::Little,
+        1 => Endian::Big,
+        b => {
+            return Err(Fault::new(
+                at,
+                format!("byte order flag {b} (0 or 1 expected)"),
+            ))
+        }
+    };
+    let at = c.offset();
+    let long_size = c.u8("long size")? as usize;
+    if long_size != 4 && long_size != 8 {
+        return Err(Fault::new(
+            at,
+            format!("long size {long_size} (4 or 8 expected)"),
+        ));
+    }
+    let at = c.offset();
+    let page_size = c.u32("page size")? as usize;
+    if !(512..=1 << 20).contains(&page_size) || !page_size.is_power_of_two() {
+        return Err(Fault::new(
+            at,
+            format!("page size {page_size} is not a page size"),
+        ));
+    }
+    Ok((c.endian, long_size, page_size))
 }
 
 #[cfg(test)]
@@ -112,6 +153,26 @@ mod tests {
             (h.endian, h.codec, h.first_options),
             (Endian::Big, Codec::Zstd, Some(0x1234))
         );
+    }
+
+    #[test]
+    fn perf_tracing_data_headers() {
+        let (h, cmdlines) =
+            FileHeader::parse_perf(&head(b"0.6\0", &[0, 8, 0, 0x10, 0, 0])).unwrap();
+        assert_eq!(
+            (h.version, h.long_size, h.page_size, h.end, cmdlines),
+            (6, 8, 4096, 20, true)
+        );
+        let (_, cmdlines) =
+            FileHeader::parse_perf(&head(b"0.5\0", &[0, 8, 0, 0x10, 0, 0])).unwrap();
+        assert!(!cmdlines);
+        let e = FileHeader::parse_perf(&head(b"6\0", &[0, 8, 0, 0x10, 0, 0])).unwrap_err();
+        assert!(
+            e.reason.contains("perf tracing data version \"6\""),
+            "{e:?}"
+        );
+        // trace.dat's own reader refuses perf's numbering.
+        assert!(FileHeader::parse(&head(b"0.6\0", &[0, 8, 0, 0x10, 0, 0])).is_err());
     }
 
     #[test]

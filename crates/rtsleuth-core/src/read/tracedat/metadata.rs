@@ -38,21 +38,8 @@ pub struct Metadata<'f> {
 
 impl<'f> Metadata<'f> {
     pub fn parse(bytes: &'f [u8]) -> Parsed<Metadata<'f>> {
-        let header = FileHeader::parse(bytes)?;
-        let mut m = Metadata {
-            header,
-            layout: PageLayout::standard(header.endian, header.page_size, 8),
-            formats: FormatTable::new(header.long_size),
-            symbols: Symbols::default(),
-            printk: PrintkFormats::default(),
-            cmdlines: Cmdlines::default(),
-            options: Options::default(),
-            cpus: Vec::new(),
-            clock: None,
-            latency_text: None,
-            notes: Vec::new(),
-        };
-        if header.version >= 7 {
+        let mut m = Metadata::empty(FileHeader::parse(bytes)?);
+        if m.header.version >= 7 {
             m.parse_v7(bytes)?;
         } else {
             m.parse_v6(bytes)?;
@@ -72,6 +59,36 @@ impl<'f> Metadata<'f> {
         Ok(m)
     }
 
+    /// The schemas perf.data carries in its `HEADER_TRACING_DATA` feature section: what a
+    /// version 6 trace.dat holds before its CPU data, under perf's own version number. There
+    /// are no options and no pages: perf keeps the records itself.
+    pub fn parse_perf(bytes: &'f [u8]) -> Parsed<Metadata<'f>> {
+        let (header, cmdlines) = FileHeader::parse_perf(bytes)?;
+        let mut m = Metadata::empty(header);
+        let mut c = m.cursor(bytes, header.end);
+        m.schemas(&mut c)?;
+        if cmdlines {
+            m.cmdlines(&mut c)?;
+        }
+        Ok(m)
+    }
+
+    fn empty(header: FileHeader) -> Metadata<'f> {
+        Metadata {
+            header,
+            layout: PageLayout::standard(header.endian, header.page_size, 8),
+            formats: FormatTable::new(header.long_size),
+            symbols: Symbols::default(),
+            printk: PrintkFormats::default(),
+            cmdlines: Cmdlines::default(),
+            options: Options::default(),
+            cpus: Vec::new(),
+            clock: None,
+            latency_text: None,
+            notes: Vec::new(),
+        }
+    }
+
     fn cursor<'a>(&self, bytes: &'a [u8], at: usize) -> Cursor<'a> {
         let mut c = Cursor::new(bytes, 0, self.header.endian);
         c.seek(at.min(bytes.len()), "").expect("clamped");
@@ -80,11 +97,7 @@ impl<'f> Metadata<'f> {
 
     fn parse_v6(&mut self, bytes: &'f [u8]) -> Parsed<()> {
         let mut c = self.cursor(bytes, self.header.end);
-        self.header_info(&mut c)?;
-        self.ftrace_formats(&mut c)?;
-        self.event_formats(&mut c)?;
-        self.kallsyms(&mut c)?;
-        self.printk(&mut c)?;
+        self.schemas(&mut c)?;
         self.cmdlines(&mut c)?;
         let ncpus = c.u32("cpu count")?;
         loop {
@@ -121,6 +134,15 @@ impl<'f> Metadata<'f> {
                 }
             }
         }
+    }
+
+    /// What version 6 and perf's tracing data both start with, in this order.
+    fn schemas(&mut self, c: &mut Cursor<'f>) -> Parsed<()> {
+        self.header_info(c)?;
+        self.ftrace_formats(c)?;
+        self.event_formats(c)?;
+        self.kallsyms(c)?;
+        self.printk(c)
     }
 
     fn parse_v7(&mut self, bytes: &'f [u8]) -> Parsed<()> {

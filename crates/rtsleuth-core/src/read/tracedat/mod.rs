@@ -21,6 +21,7 @@ mod cmdlines;
 mod codec;
 mod comms;
 mod cpu_stream;
+mod decode;
 mod event_format;
 mod fields;
 mod file_header;
@@ -35,21 +36,22 @@ mod render;
 mod typed;
 
 pub use bytes::Endian;
+/// For the perf.data reader, whose tracepoint samples are these same raw records.
+pub(crate) use bytes::Fault;
+pub(crate) use decode::{RecordDecoder, Task};
 /// For writers of the format (`rtsleuth record`): the file magic and the option ids.
 pub use file_header::MAGIC;
+pub(crate) use kallsyms::Symbols;
+pub(crate) use metadata::Metadata;
 pub use options::id as option_id;
 
-use super::ftrace_text::{self, payload};
+use super::ftrace_text;
 use super::{Decode, EventSink, TraceInfo};
 use crate::error::{Error, Result};
-use crate::event::{Event, EventKind, Flags};
 use crate::input::{describe_read_error, Damaged, Format, Input};
-use bytes::Fault;
 use cpu_stream::{CpuStream, Pending};
 use latency_text::TextStream;
-use metadata::Metadata;
 use options::Tsc2Nsec;
-use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io::Read;
@@ -222,29 +224,13 @@ fn merge(
     }
 }
 
-/// What to do with the records of one event id, decided once.
-#[derive(Clone, Default)]
-struct Plan {
-    /// The sink wants the event typed.
-    typed: bool,
-    /// The sink wants every payload as text (`Decode::Everything`).
-    text: bool,
-    /// Typed straight from the binary fields.
-    fast: Option<typed::Typed>,
-}
-
-/// Turns records into events.
+/// Turns records into events: the record decoding shared with perf.data, plus what only a
+/// trace.dat has (its clock conversion and offset, its saved cmdlines).
 struct Decoder<'m> {
     meta: &'m Metadata<'m>,
-    decode: Decode,
-    /// By event id, made when the first record of the id is met.
-    plans: Vec<Option<Plan>>,
-    cx: render::Context<'m>,
-    payload: String,
+    records: decode::RecordDecoder<'m>,
     tsc: Option<Tsc2Nsec>,
     offset: i64,
-    unknown_ids: FxHashMap<u16, u64>,
-    short_records: u64,
     comms: comms::LearntComms,
 }
 
@@ -256,19 +242,9 @@ impl<'m> Decoder<'m> {
             .filter(|_| meta.clock.as_deref() == Some("x86-tsc"));
         Decoder {
             meta,
-            decode,
-            plans: vec![None; meta.formats.id_bound()],
-            cx: render::Context {
-                endian: meta.header.endian,
-                long_size: meta.header.long_size,
-                symbols: &meta.symbols,
-                printk: &meta.printk,
-            },
-            payload: String::with_capacity(256),
+            records: decode::RecordDecoder::new(meta, decode),
             tsc,
             offset: meta.options.ts_offset,
-            unknown_ids: FxHashMap::default(),
-            short_records: 0,
             comms: comms::LearntComms::default(),
         }
     }
@@ -291,106 +267,32 @@ impl<'m> Decoder<'m> {
         info: &mut TraceInfo,
         sink: &mut (dyn EventSink + Send),
     ) {
-        let e = self.meta.header.endian;
-        let (Some(id), Some(pid)) = (e.uint(data, 2), data.get(4..).and_then(|d| e.int(d, 4)))
-        else {
-            self.short_records += 1;
+        let ts = self.timestamp(raw_ts);
+        let Some(d) = self.records.decode(data) else {
             return;
         };
-        let id = id as u16;
-        let Some(format) = self.meta.format(id) else {
-            *self.unknown_ids.entry(id).or_default() += 1;
-            return;
-        };
-        let name: &str = &format.name;
-        let pid = pid as i32;
-        let plan = &*self.plans[usize::from(id)].get_or_insert_with(|| Plan {
-            typed: self.decode.wants(name),
-            text: self.decode == Decode::Everything,
-            fast: typed::Typed::for_format(format),
-        });
-        if let Some((next, next_pid)) = plan.fast.as_ref().and_then(|t| t.switched_in(data, e)) {
+        if let Some((next, next_pid)) = d.switched_in {
             self.comms.learn(next_pid, next);
         }
-        let comm = match pid {
+        let comm = match d.pid {
             0 => "<idle>",
-            _ => self
+            pid => self
                 .meta
                 .cmdlines
                 .get(pid)
                 .or_else(|| self.comms.get(pid))
                 .unwrap_or("<...>"),
         };
-        self.payload.clear();
-        if plan.text {
-            render::payload(&mut self.payload, format, data, &self.cx);
-        }
-        let kind = match plan {
-            Plan { typed: false, .. } => EventKind::Other,
-            Plan { fast: Some(t), .. } => t.kind(data, e).unwrap_or(EventKind::Other),
-            Plan { text, .. } => {
-                if !text {
-                    render::payload(&mut self.payload, format, data, &self.cx);
-                }
-                payload::decode(name, &self.payload)
-            }
-        };
-        let ts = self.timestamp(raw_ts);
-        let ev = Event {
-            ts,
-            cpu,
-            pid,
+        let task = decode::Task {
+            pid: d.pid,
             comm,
             tgid: None,
-            flags: flags(data[2], data[3]),
-            name,
-            payload: &self.payload,
-            kind,
         };
-        info.events += 1;
-        info.lines.events += 1;
-        info.lines.total += 1;
-        info.saw_event(ts, cpu);
-        sink.event(&ev);
+        d.hand_on(ts, cpu, task, info, sink);
     }
 
     fn finish(self, info: &mut TraceInfo) {
-        let mut ids: Vec<_> = self.unknown_ids.into_iter().collect();
-        ids.sort_unstable();
-        for (id, n) in ids {
-            info.notes.push(format!(
-                "{n} records of event id {id} were skipped: the file has no format for that id"
-            ));
-        }
-        info.notes.extend(self.meta.formats.failures());
-        if let Some(why) = self.meta.symbols.failure() {
-            info.notes
-                .push(format!("the kallsyms section could not be read {why}"));
-        }
-        if self.short_records > 0 {
-            info.notes.push(format!(
-                "{} records too short to hold the common fields were skipped",
-                self.short_records
-            ));
-        }
-    }
-}
-
-/// The kernel's `common_flags` and `common_preempt_count` as the flag columns print them.
-fn flags(bits: u8, preempt: u8) -> Flags {
-    Flags {
-        known: true,
-        irqs_off: bits & 0x01 != 0,
-        need_resched_lazy: bits & 0x02 != 0,
-        need_resched: bits & 0x04 != 0,
-        hardirq: bits & 0x08 != 0,
-        softirq: bits & 0x10 != 0,
-        preempt_resched: bits & 0x20 != 0,
-        nmi: bits & 0x40 != 0,
-        bh_off: bits & 0x80 != 0,
-        preempt_depth: preempt & 0x0f,
-        migrate_disable: preempt >> 4,
-        preempt_lazy_depth: 0,
+        self.records.finish(&mut info.notes);
     }
 }
 

@@ -1,0 +1,248 @@
+//! The `perf.data` reader: the tracepoint samples of `perf sched record` and
+//! `perf record -e 'sched:*' -e 'irq:*' …`, as the same [`Event`]s every other reader makes.
+//!
+//! The container (header, attrs and their ids, each attr's sample layout, compressed records,
+//! the order of records across CPUs) is `linux-perf-data`'s. Its record iterator hands records
+//! out in time order with memory bounded by perf's own rounds: perf writes a `FINISHED_ROUND`
+//! after each pass over the per-CPU buffers, and nothing after the round after next can be
+//! older, so one to two rounds (about the size of the ring buffers) wait at a time. That is
+//! how `perf script` orders them too, so the bounded merge of the Perfetto reader is not
+//! needed here. What the crate trusts unchecked is checked first ([`preflight`]).
+//!
+//! The samples' raw tracepoint records are the records ftrace keeps; the file carries the
+//! kernel's event formats for them in its `HEADER_TRACING_DATA` feature, the same `format`
+//! files a trace.dat carries, so the trace.dat reader's metadata parser and record decoder
+//! read them. Times, CPUs and task ids are the sample's, and task names come from perf's
+//! `COMM`/`FORK` records ([`threads`]), so events match `perf script` line for line.
+//!
+//! [`Event`]: crate::event::Event
+
+mod about;
+mod kernel_symbols;
+mod lost;
+mod preflight;
+mod samples;
+mod source;
+mod threads;
+
+use super::tracedat::{Fault, Metadata, RecordDecoder, Symbols};
+use super::{EventSink, TraceInfo};
+use crate::error::{Error, Result};
+use crate::input::Input;
+use about::bit;
+use linux_perf_data::linux_perf_event_reader::{EventRecord, RawEventRecord, RecordType};
+use linux_perf_data::{PerfFileReader, PerfFileRecord};
+use lost::Lost;
+use preflight::{Layout, Refusal};
+use samples::Samples;
+use source::Source;
+
+const FORMAT: &str = "perf.data";
+
+/// The kernel records the reader uses; the others (maps, throttling, switches…) are skipped.
+const USED: [RecordType; 5] = [
+    RecordType::SAMPLE,
+    RecordType::COMM,
+    RecordType::FORK,
+    RecordType::LOST,
+    RecordType::LOST_SAMPLES,
+];
+
+/// Reads a perf.data file into `sink`.
+pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo> {
+    let name = input.name.clone();
+    let mut info = TraceInfo::new(&input.name, input.format, input.compression);
+    let source = Source::open(input)?;
+    info.bytes = source.len();
+    let malformed = |f: Fault| Error::Malformed {
+        path: name.clone(),
+        format: FORMAT,
+        offset: f.offset,
+        reason: f.reason,
+    };
+    let layout =
+        match preflight::check(&|s| source.section(s), source.len()) {
+            Ok(layout) => layout,
+            Err(Refusal::PipeMode) => return Err(Error::Unsupported {
+                path: name,
+                format: "perf.data in pipe mode (`perf record -o -`)",
+                hint:
+                    "`perf inject -i PIPE.data -o perf.data` rewrites it as a file rtsleuth reads",
+            }),
+            Err(Refusal::Damaged(f)) => return Err(malformed(f)),
+        };
+    let Some(formats) = layout.feature(bit::TRACING_DATA) else {
+        return Err(Error::NotATrace {
+            path: name,
+            why: "a perf.data without tracepoint formats (no HEADER_TRACING_DATA): it holds no tracepoint samples; record them with `perf sched record` or `perf record -e 'sched:*' -e 'irq:*' -e 'timer:*' -a`".into(),
+        });
+    };
+    let tracing = source.section(formats).unwrap_or_default();
+    describe(&layout, &source, &mut info);
+    let reader = source.reader().map_err(|cause| Error::Io {
+        path: name.clone(),
+        cause,
+    })?;
+    let PerfFileReader {
+        mut perf_file,
+        mut record_iter,
+    } = PerfFileReader::parse_file(reader)
+        .map_err(|e| malformed(Fault::new(0, format!("reading the event attributes: {e}"))))?;
+    let kallsyms = match kernel_symbols::find(
+        kernel_build_id(&perf_file).as_deref(),
+        kernel_text(&source),
+    ) {
+        kernel_symbols::Found::Table(text) => text,
+        kernel_symbols::Found::Missing(why) => {
+            info.notes.push(format!(
+                "kernel symbols not found ({why}): callbacks and handlers are shown as addresses, and explain cannot tell a task's own timer (hrtimer_wakeup) from others"
+            ));
+            Vec::new()
+        }
+    };
+    let mut meta = Metadata::parse_perf(&tracing).map_err(|f| {
+        malformed(Fault::new(
+            formats.offset + f.offset,
+            format!(
+                "in the tracepoint formats (HEADER_TRACING_DATA): {}",
+                f.reason
+            ),
+        ))
+    })?;
+    if !kallsyms.is_empty() {
+        meta.symbols = Symbols::new(&kallsyms);
+    }
+    let events: Vec<String> = perf_file
+        .event_attributes()
+        .iter()
+        .map(|a| a.name().unwrap_or("an unnamed event").to_string())
+        .collect();
+    let mut samples = Samples::new(
+        RecordDecoder::new(&meta, sink.decode()),
+        info.header.nr_cpus,
+    );
+    let mut lost = Lost::default();
+    let mut bad_records = 0u64;
+    loop {
+        let record = match record_iter.next_record(&mut perf_file) {
+            Ok(Some(r)) => r,
+            Ok(None) => break,
+            Err(e) => {
+                info.notes.push(format!(
+                    "the data section (bytes {} to {}) is damaged ({e}): the records before the damage were read",
+                    layout.data.offset,
+                    layout.data.offset + layout.data.size
+                ));
+                break;
+            }
+        };
+        let PerfFileRecord::EventRecord { attr_index, record } = record else {
+            continue; // perf's own records: rounds, build ids, maps
+        };
+        // Only what is used is parsed: the crate asserts on some damaged records it is not
+        // asked about here (an MMAP2 build id longer than 20 bytes).
+        if !USED.contains(&record.record_type) {
+            continue;
+        }
+        match record.parse() {
+            Ok(EventRecord::Sample(s)) => {
+                let event = events.get(attr_index).map_or("", String::as_str);
+                samples.emit(&s, event, &mut info, sink);
+            }
+            Ok(EventRecord::Comm(c)) => samples.threads.comm(c.tid, &c.name.as_slice()),
+            Ok(EventRecord::Fork(f)) => samples.threads.fork(f.tid, f.ptid),
+            Ok(EventRecord::Lost(l)) => {
+                let cpu = record.common_data().ok().and_then(|c| c.cpu);
+                lost_in_place(&mut lost, cpu, l.count, sink);
+            }
+            Ok(EventRecord::Raw(r)) if r.record_type == RecordType::LOST_SAMPLES => {
+                lost_samples(&r, &mut lost, sink);
+            }
+            Ok(_) => {}
+            Err(_) => bad_records += 1,
+        }
+    }
+    samples.finish(&mut info.notes);
+    if bad_records > 0 {
+        info.notes.push(format!(
+            "{bad_records} records too short for their type were skipped"
+        ));
+    }
+    info.lost_events = lost.total();
+    info.lines.lost_markers = lost.places;
+    info.notes.extend(lost.note());
+    Ok(info)
+}
+
+/// A loss at its place in the stream.
+fn lost_in_place(lost: &mut Lost, cpu: Option<u32>, count: u64, sink: &mut (dyn EventSink + Send)) {
+    lost.in_place += count;
+    lost.places += 1;
+    sink.lost(cpu, Some(count));
+}
+
+/// `PERF_RECORD_LOST_SAMPLES`: `u64 lost`, then the sample id fields.
+fn lost_samples(r: &RawEventRecord<'_>, lost: &mut Lost, sink: &mut (dyn EventSink + Send)) {
+    let Some(count) = r.data.get(0..8).and_then(|d| {
+        let b: [u8; 8] = d.as_slice().as_ref().try_into().ok()?;
+        Some(match r.parse_info.endian {
+            linux_perf_data::Endianness::LittleEndian => u64::from_le_bytes(b),
+            linux_perf_data::Endianness::BigEndian => u64::from_be_bytes(b),
+        })
+    }) else {
+        return;
+    };
+    match r.timestamp().filter(|&t| t > 0) {
+        Some(_) => {
+            let cpu = r.common_data().ok().and_then(|c| c.cpu);
+            lost_in_place(lost, cpu, count, sink);
+        }
+        None => lost.totals += count,
+    }
+}
+
+/// The recording's perf version, kernel release and CPU count, from the header features.
+fn describe(layout: &Layout, source: &Source, info: &mut TraceInfo) {
+    let e = layout.endian;
+    let feature = |b| layout.feature(b).and_then(|s| source.section(s));
+    info.header.perf_version = feature(bit::VERSION).and_then(|b| about::string(&b, e));
+    info.kernel = feature(bit::OSRELEASE).and_then(|b| about::string(&b, e));
+    info.header.nr_cpus = feature(bit::NRCPUS).and_then(|b| about::nr_cpus(&b, e));
+    let host = feature(bit::HOSTNAME).and_then(|b| about::string(&b, e));
+    if let (Some(host), Some(release)) = (host, &info.kernel) {
+        // What `uname -n -r` would say; the rest of `uname -a` is not in the file.
+        info.uname = Some(format!("Linux {host} {release}"));
+    }
+}
+
+/// The kernel's build id in hex, from the `HEADER_BUILD_ID` feature.
+fn kernel_build_id(perf_file: &linux_perf_data::PerfFile) -> Option<String> {
+    let ids = perf_file.build_ids().ok()?;
+    let info = ids.get(&linux_perf_data::DsoKey::Kernel)?;
+    Some(info.build_id.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Where the kernel's `_text` was during the recording: the offset of perf's
+/// `[kernel.kallsyms]_text` map, one of the first records (perf synthesizes it at the start).
+fn kernel_text(source: &Source) -> Option<u64> {
+    let reader = source.reader().ok()?;
+    let PerfFileReader {
+        mut perf_file,
+        mut record_iter,
+    } = PerfFileReader::parse_file(reader).ok()?;
+    for _ in 0..4096 {
+        if let PerfFileRecord::EventRecord { record, .. } =
+            record_iter.next_record(&mut perf_file).ok()??
+        {
+            if record.record_type != RecordType::MMAP {
+                continue;
+            }
+            if let Ok(EventRecord::Mmap(m)) = record.parse() {
+                if m.path.as_slice().starts_with(b"[kernel.kallsyms]") {
+                    return Some(m.page_offset);
+                }
+            }
+        }
+    }
+    None
+}

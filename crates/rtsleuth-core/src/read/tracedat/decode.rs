@@ -1,0 +1,190 @@
+//! One raw ftrace record (`common_type`, `common_flags`, `common_preempt_count`,
+//! `common_pid`, then the event's own fields) turned into an event's name, kind, payload text,
+//! task and flags. trace.dat keeps these records in ring-buffer pages and perf.data in the
+//! `PERF_SAMPLE_RAW` part of its samples; both readers decode them here, with the event
+//! formats their file carries.
+
+use super::render;
+use super::typed::Typed;
+use super::Metadata;
+use crate::event::{Event, EventKind, Flags, Timestamp};
+use crate::read::ftrace_text::payload;
+use crate::read::{Decode, EventSink, TraceInfo};
+use rustc_hash::FxHashMap;
+
+/// What to do with the records of one event id, decided once.
+#[derive(Clone, Default)]
+struct Plan {
+    /// The sink wants the event typed.
+    typed: bool,
+    /// The sink wants every payload as text (`Decode::Everything`).
+    text: bool,
+    /// Typed straight from the binary fields.
+    fast: Option<Typed>,
+}
+
+/// A decoded record; its strings borrow the record and the decoder.
+pub struct Decoded<'a> {
+    pub name: &'a str,
+    /// `common_pid`: the task that was running.
+    pub pid: i32,
+    pub flags: Flags,
+    pub payload: &'a str,
+    pub kind: EventKind<'a>,
+    /// For a `sched_switch`, the task switched in (name, pid): how readers learn the names
+    /// of tasks their file does not list.
+    pub switched_in: Option<(&'a str, i32)>,
+}
+
+/// Whom a reader says an event belongs to: trace.dat knows the pid only, perf.data also the
+/// thread group.
+pub struct Task<'a> {
+    pub pid: i32,
+    pub comm: &'a str,
+    pub tgid: Option<i32>,
+}
+
+impl Decoded<'_> {
+    /// The event at `ts` on `cpu`, handed to `sink` and counted in `info`.
+    pub fn hand_on(
+        self,
+        ts: Timestamp,
+        cpu: u32,
+        task: Task<'_>,
+        info: &mut TraceInfo,
+        sink: &mut (dyn EventSink + Send),
+    ) {
+        let ev = Event {
+            ts,
+            cpu,
+            pid: task.pid,
+            comm: task.comm,
+            tgid: task.tgid,
+            flags: self.flags,
+            name: self.name,
+            payload: self.payload,
+            kind: self.kind,
+        };
+        info.events += 1;
+        info.lines.events += 1;
+        info.lines.total += 1;
+        info.saw_event(ts, cpu);
+        sink.event(&ev);
+    }
+}
+
+/// Turns records into events, with what it met that it could not decode counted for notes.
+pub struct RecordDecoder<'m> {
+    meta: &'m Metadata<'m>,
+    decode: Decode,
+    /// By event id, made when the first record of the id is met.
+    plans: Vec<Option<Plan>>,
+    cx: render::Context<'m>,
+    payload: String,
+    unknown_ids: FxHashMap<u16, u64>,
+    short_records: u64,
+}
+
+impl<'m> RecordDecoder<'m> {
+    pub fn new(meta: &'m Metadata<'m>, decode: Decode) -> RecordDecoder<'m> {
+        RecordDecoder {
+            meta,
+            decode,
+            plans: vec![None; meta.formats.id_bound()],
+            cx: render::Context {
+                endian: meta.header.endian,
+                long_size: meta.header.long_size,
+                symbols: &meta.symbols,
+                printk: &meta.printk,
+            },
+            payload: String::with_capacity(256),
+            unknown_ids: FxHashMap::default(),
+            short_records: 0,
+        }
+    }
+
+    /// The event in `data`; `None` (and counted) when the record is too short for the common
+    /// fields or its id has no format in the file.
+    pub fn decode<'s>(&'s mut self, data: &'s [u8]) -> Option<Decoded<'s>> {
+        let e = self.meta.header.endian;
+        let (Some(id), Some(pid)) = (e.uint(data, 2), data.get(4..).and_then(|d| e.int(d, 4)))
+        else {
+            self.short_records += 1;
+            return None;
+        };
+        let id = id as u16;
+        let Some(format) = self.meta.format(id) else {
+            *self.unknown_ids.entry(id).or_default() += 1;
+            return None;
+        };
+        let name: &str = &format.name;
+        let decode = self.decode;
+        let plan = &*self.plans[usize::from(id)].get_or_insert_with(|| Plan {
+            typed: decode.wants(name),
+            text: decode == Decode::Everything,
+            fast: Typed::for_format(format),
+        });
+        let switched_in = plan.fast.as_ref().and_then(|t| t.switched_in(data, e));
+        self.payload.clear();
+        if plan.text {
+            render::payload(&mut self.payload, format, data, &self.cx);
+        }
+        let kind = match plan {
+            Plan { typed: false, .. } => EventKind::Other,
+            Plan { fast: Some(t), .. } => t.kind(data, e).unwrap_or(EventKind::Other),
+            Plan { text, .. } => {
+                if !text {
+                    render::payload(&mut self.payload, format, data, &self.cx);
+                }
+                payload::decode(name, &self.payload)
+            }
+        };
+        Some(Decoded {
+            name,
+            pid: pid as i32,
+            flags: flags(data[2], data[3]),
+            payload: &self.payload,
+            kind,
+            switched_in,
+        })
+    }
+
+    /// What could not be decoded, one note each.
+    pub fn finish(self, notes: &mut Vec<String>) {
+        let mut ids: Vec<_> = self.unknown_ids.into_iter().collect();
+        ids.sort_unstable();
+        for (id, n) in ids {
+            notes.push(format!(
+                "{n} records of event id {id} were skipped: the file has no format for that id"
+            ));
+        }
+        notes.extend(self.meta.formats.failures());
+        if let Some(why) = self.meta.symbols.failure() {
+            notes.push(format!("the kallsyms section could not be read {why}"));
+        }
+        if self.short_records > 0 {
+            notes.push(format!(
+                "{} records too short to hold the common fields were skipped",
+                self.short_records
+            ));
+        }
+    }
+}
+
+/// The kernel's `common_flags` and `common_preempt_count` as the flag columns print them.
+fn flags(bits: u8, preempt: u8) -> Flags {
+    Flags {
+        known: true,
+        irqs_off: bits & 0x01 != 0,
+        need_resched_lazy: bits & 0x02 != 0,
+        need_resched: bits & 0x04 != 0,
+        hardirq: bits & 0x08 != 0,
+        softirq: bits & 0x10 != 0,
+        preempt_resched: bits & 0x20 != 0,
+        nmi: bits & 0x40 != 0,
+        bh_off: bits & 0x80 != 0,
+        preempt_depth: preempt & 0x0f,
+        migrate_disable: preempt >> 4,
+        preempt_lazy_depth: 0,
+    }
+}
