@@ -139,6 +139,8 @@ pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo
         let PerfFileRecord::EventRecord { attr_index, record } = record else {
             continue; // perf's own records: rounds, build ids, maps
         };
+        // The record's body and its 8-byte header (compressed input counts decompressed).
+        crate::progress::add_bytes(record.data.len() as u64 + 8);
         // Only what is used is parsed: the crate asserts on some damaged records it is not
         // asked about here (an MMAP2 build id longer than 20 bytes).
         if !USED.contains(&record.record_type) {
