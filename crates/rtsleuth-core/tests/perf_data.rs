@@ -4,11 +4,14 @@
 //! --show-lost-events`, see each README). The text is taken apart here by plain string
 //! splitting, which shares nothing with the reader.
 
+mod typed;
+
 use rtsleuth_core::event::{Event, EventKind};
 use rtsleuth_core::input::{Format, Input};
 use rtsleuth_core::read::{self, EventSink, TraceInfo};
 use std::path::{Path, PathBuf};
 use std::sync::Once;
+use typed::typed;
 
 fn dir(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -151,52 +154,20 @@ struct Items {
 
 impl EventSink for Items {
     fn event(&mut self, ev: &Event<'_>) {
-        let fields = match ev.kind {
-            EventKind::SchedSwitch {
-                prev_comm,
-                prev_pid,
-                prev_prio,
-                prev_state,
-                next_comm,
-                next_pid,
-                next_prio,
-            } => kv(&[
-                ("prev_comm", prev_comm.into()),
-                ("prev_pid", prev_pid.to_string()),
-                ("prev_prio", prev_prio.to_string()),
-                ("prev_state", prev_state.letter().into()),
-                ("next_comm", next_comm.into()),
-                ("next_pid", next_pid.to_string()),
-                ("next_prio", next_prio.to_string()),
-            ]),
-            EventKind::SchedWaking {
-                comm,
-                pid,
-                prio,
-                target_cpu,
-            }
-            | EventKind::SchedWakeup {
-                comm,
-                pid,
-                prio,
-                target_cpu,
-            }
-            | EventKind::SchedWakeupNew {
-                comm,
-                pid,
-                prio,
-                target_cpu,
-            } => kv(&[
-                ("comm", comm.into()),
-                ("pid", pid.to_string()),
-                ("prio", prio.to_string()),
-                ("target_cpu", target_cpu.unwrap().to_string()),
-            ]),
-            EventKind::HrtimerStart { function, .. }
-            | EventKind::HrtimerExpireEntry { function, .. } => {
-                kv(&[("function", function.into())])
-            }
-            _ => Vec::new(),
+        // Only the fields the perf script side compares: the scheduler's and the callbacks'.
+        let compared = matches!(
+            ev.kind,
+            EventKind::SchedSwitch { .. }
+                | EventKind::SchedWaking { .. }
+                | EventKind::SchedWakeup { .. }
+                | EventKind::SchedWakeupNew { .. }
+                | EventKind::HrtimerStart { .. }
+                | EventKind::HrtimerExpireEntry { .. }
+        );
+        let fields = if compared {
+            kv(&typed(&ev.kind))
+        } else {
+            Vec::new()
         };
         let known = !self.unknown.get(self.items.len()).copied().unwrap_or(false);
         self.items.push(Item::Event {
