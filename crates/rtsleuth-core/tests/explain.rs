@@ -571,3 +571,63 @@ fn a_wait_after_an_untraced_move_is_unknown_not_the_run_cpus() {
         "{timeline:?}"
     );
 }
+
+/// A silence of one busy CPU while the other CPU runs is not proven to be outside Linux when
+/// the recording cannot show interrupts turned off. In the lab's stock printk run, the injector
+/// floods the serial console from CPU1, whose driver writes with interrupts off: CPU1 records
+/// nothing for 167.94 us while CPU0 switches tasks. That was called a `black_hole` ("SMI,
+/// hypervisor or firmware"); it is `unknown`. A whole machine going silent stays a black hole
+/// (the wq recording: both CPUs silent ~35 ms, CPU0 back 21 us before CPU1).
+#[test]
+fn a_busy_cpu_silent_while_another_runs_is_not_a_black_hole() {
+    let doc = explain(
+        &fixtures("lab").join("stock/printk/trace.txt.zst"),
+        ExplainOptions {
+            threshold_us: Some(100.0),
+            all: true,
+            ..ExplainOptions::default()
+        },
+    );
+    let f = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["latency_us"] == 30463.94)
+        .expect("cyclictest's 30463.94 us wake-up");
+    assert_eq!(f["root_cause"], "preempt_off", "{f}");
+    let timeline = f["timeline"].as_array().unwrap();
+    assert!(
+        timeline.iter().all(|s| s["kind"] != "black_hole"),
+        "{timeline:?}"
+    );
+    let silent = timeline
+        .iter()
+        .find(|s| s["start_ts"] == 38.73453706)
+        .expect("the silence on CPU1");
+    assert_eq!(
+        (&silent["kind"], &silent["cpu"], &silent["end_ts"]),
+        (
+            &Value::from("unknown"),
+            &Value::from(1),
+            &Value::from(38.734705)
+        ),
+    );
+    assert!(
+        silent["detail"].as_str().unwrap().contains(
+            "while a task held it and other CPUs were traced: not the whole machine stopping"
+        ),
+        "{silent}"
+    );
+
+    let doc = explain(
+        &fixtures("recorded").join("wq/trace.txt.zst"),
+        ExplainOptions {
+            pids: vec![9471],
+            top: 1,
+            ..ExplainOptions::default()
+        },
+    );
+    let hole = &doc["findings"][0]["timeline"][1];
+    assert_eq!(hole["kind"], "black_hole", "{hole}");
+    assert_eq!(hole["end_ts"], 13015.298277, "{hole}");
+}

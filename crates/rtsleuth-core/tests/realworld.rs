@@ -479,10 +479,7 @@ fn tracecompass_atrace() {
         ("com.google.android.youtube", 23071, Some(23071))
     );
     assert_eq!(flags(e), (true, false, false, false, 5));
-    assert_eq!(
-        (e.f("comm"), e.f("target_cpu")),
-        ("Binder:549_4", "0")
-    );
+    assert_eq!((e.f("comm"), e.f("target_cpu")), ("Binder:549_4", "0"));
     // L13: `<idle>-0 (-----) [001] d..3 ...: sched_switch: ... next_comm=ksoftirqd/1 next_pid=12`
     assert_eq!((t.ev(2).tgid, t.ev(2).f("next_pid")), (None, "12"));
     // L752: ` BT Service Call-26462 (26439) [001] d.s4 214168.714330: sched_wakeup: comm=rcu_preempt ...`

@@ -157,6 +157,8 @@ struct Job {
     gap: Option<(u64, String)>,
     evidence: bool,
     since: u64,
+    /// A black hole began while a task (not idle) held its CPU.
+    busy: Option<i32>,
 }
 
 #[derive(Debug, Default)]
@@ -193,6 +195,10 @@ pub struct Referee<'f> {
     windows: HashMap<i32, (Vec<usize>, usize, Vec<usize>)>,
     waking_seen: bool,
     frame_ids: u64,
+    /// Every event's time, per CPU: whether another CPU was traced inside a black hole.
+    event_ts: Vec<Vec<u64>>,
+    /// The trace holds `preemptirq` irq_disable / irq_enable events.
+    irq_toggles: bool,
     pub violations: Vec<Violation>,
     pub events: u64,
 }
@@ -220,6 +226,8 @@ impl<'f> Referee<'f> {
             windows: HashMap::new(),
             waking_seen: false,
             frame_ids: 0,
+            event_ts: Vec::new(),
+            irq_toggles: false,
             violations: Vec::new(),
             events: 0,
         };
@@ -242,6 +250,7 @@ impl<'f> Referee<'f> {
                         gap: None,
                         evidence: false,
                         since: 0,
+                        busy: None,
                     });
                 }
             }
@@ -348,6 +357,7 @@ impl<'f> Referee<'f> {
             let start = self.jobs[j].start;
             match self.jobs[j].check.clone() {
                 Check::BlackHole => {
+                    self.jobs[j].busy = current.filter(|&pid| pid != 0);
                     let source = self.findings[fi].source.as_str();
                     if current == Some(0) && !matches!(source, "timer" | "tracemark") {
                         self.job_fail(
@@ -984,7 +994,40 @@ impl<'f> Referee<'f> {
         for j in 0..self.jobs.len() {
             self.judge_priority(j);
         }
+        if !self.irq_toggles {
+            for j in 0..self.jobs.len() {
+                self.judge_busy_silence(j);
+            }
+        }
         self.violations
+    }
+
+    /// A busy CPU's silence is outside Linux only if the whole machine fell silent: without
+    /// irq_disable events, interrupts off in kernel code look the same on one CPU.
+    fn judge_busy_silence(&mut self, j: usize) {
+        let job = &self.jobs[j];
+        let (Check::BlackHole, Some(pid), false) = (&job.check, job.busy, job.failed) else {
+            return;
+        };
+        // Its middle half: the CPUs of a stopped machine resume a little apart.
+        let q = (job.end - job.start) / 4;
+        let (from, to) = (job.start + q, job.end - q);
+        let inside = self.event_ts.iter().enumerate().find_map(|(o, ts)| {
+            let i = ts.partition_point(|&t| t <= from);
+            (o != job.cpu as usize && ts.get(i).is_some_and(|&t| t < to)).then(|| (o, ts[i]))
+        });
+        if let Some((o, t)) = inside {
+            let (fi, si, c) = (job.fi, job.si, job.cpu);
+            self.violation(
+                "black_hole",
+                fi,
+                Some(si),
+                format!(
+                    "CPU{c} held task {pid} and CPU{o} traced an event at {} in the middle half of the silence, in a trace without irq_disable/irq_enable",
+                    fmt_ts(t)
+                ),
+            );
+        }
     }
 
     fn judge_wakeup(&mut self, fi: usize) {
@@ -1144,6 +1187,11 @@ impl EventSink for Referee<'_> {
     fn event(&mut self, ev: &Event<'_>) {
         self.events += 1;
         let c = ev.cpu;
+        if self.event_ts.len() <= c as usize {
+            self.event_ts.resize_with(c as usize + 1, Vec::new);
+        }
+        self.event_ts[c as usize].push(ev.ts);
+        self.irq_toggles |= matches!(ev.name, "irq_disable" | "irq_enable");
         self.cpu(c);
         if let Some(from) = self.cpus[c as usize].loss_from.take() {
             self.cpus[c as usize].losses.push((from, ev.ts));

@@ -8,7 +8,11 @@
 //!   the task's last event before that time flagged `d`);
 //! - `black_hole` only for a silence (no event at all on the CPU) when the due time is proven
 //!   (timer or cyclictest mark), the trace shows this CPU's interrupts, and interrupts were on
-//!   as far as the flags show;
+//!   as far as the flags show; and, when a task (not idle) held the CPU and the recording has
+//!   no `preemptirq` irq_disable/enable to prove interrupts stayed on, only when no other CPU
+//!   was traced in the middle half of the silence: a whole machine going silent is an SMI or a
+//!   stopped VM (whose CPUs resume a little apart), one busy CPU going silent may as well be
+//!   kernel code with interrupts off, so that is `unknown`;
 //! - between the timer's soft and hard expiry, `kernel_path` (the slack the kernel may use);
 //! - anything else (events with interrupts on while the timer was overdue, a silence the trace
 //!   cannot account for) is `unknown`: the trace does not show why.
@@ -199,8 +203,16 @@ impl Judge<'_> {
                     out.push(piece(Cause::KernelPath, (a, cut), None, Note::TimerSlack));
                 }
                 if b > cut {
+                    // The middle half: the CPUs of a stopped machine resume a little apart.
+                    let others_traced = || {
+                        let q = (b - cut) / 4;
+                        (cpus.iter().enumerate())
+                            .filter(|(i, _)| *i != cpu as usize)
+                            .flat_map(|(_, t)| t.as_ref())
+                            .any(|t| t.traced_within(cut + q, b - q))
+                    };
                     let (cause, culprit, note) = match phase {
-                        Phase::BeforeWakeup => self.overdue(tl, &s, (cut, b), part),
+                        Phase::BeforeWakeup => self.overdue(tl, &s, (cut, b), part, &others_traced),
                         Phase::AfterWakeup => self.waiting(&s, part),
                     };
                     out.push(piece(cause, (cut, b), culprit, note));
@@ -259,6 +271,7 @@ impl Judge<'_> {
         s: &Stretch,
         (from, to): (Timestamp, Timestamp),
         part: Part,
+        others_traced: &dyn Fn() -> bool,
     ) -> (Cause, Option<Culprit>, Note) {
         let Activity::Task { pid, .. } = s.activity else {
             return (Cause::Unknown, None, Note::NoHistory);
@@ -284,12 +297,17 @@ impl Judge<'_> {
                 (Cause::IrqsOff, task, Note::IrqsOffFlag)
             }
             Part::Silent if self.win.proven && tl.irqs_traced && (pid == 0 || tl.flags_known) => {
-                let note = if pid == 0 {
-                    Note::IdleLate
+                if pid == 0 {
+                    (Cause::BlackHole, None, Note::IdleLate)
+                } else if !tl.irq_toggles_traced && others_traced() {
+                    (
+                        Cause::Unknown,
+                        None,
+                        Note::SilenceWhileOthersRan { from, to },
+                    )
                 } else {
-                    Note::NoEvents { from, to }
-                };
-                (Cause::BlackHole, None, note)
+                    (Cause::BlackHole, None, Note::NoEvents { from, to })
+                }
             }
             Part::Silent => (Cause::Unknown, None, Note::SilenceUnproven),
         }

@@ -65,6 +65,9 @@ pub enum Note {
     IdleLate,
     /// No event at all in `[from, to]` although interrupts were on as far as the trace shows.
     NoEvents { from: Timestamp, to: Timestamp },
+    /// The same silence on a busy CPU while other CPUs were traced, in a recording that cannot
+    /// show interrupts turned off: not proven to be outside Linux.
+    SilenceWhileOthersRan { from: Timestamp, to: Timestamp },
     /// A task ran (the culprit); what its events said.
     Ran {
         prio: Option<i32>,

@@ -317,6 +317,12 @@ impl Explain {
             Note::IdleLate => format!(
                 "CPU{cpu} was idle and the timer interrupt came late: no events (deep C-state exit, or the hypervisor did not run the vCPU)"
             ),
+            Note::SilenceWhileOthersRan { from, to } => format!(
+                "no events at all on CPU{cpu} from {} to {} ({} us) while a task held it and other CPUs were traced: not the whole machine stopping; without preemptirq events, kernel code with interrupts off and a vCPU the hypervisor did not run look the same",
+                fmt_ts(from),
+                fmt_ts(to),
+                fmt_us(ns_to_us(to - from))
+            ),
             Note::NoEvents { from, to } => format!(
                 "no events at all on CPU{cpu} from {} to {} ({} us) with interrupts enabled: SMI, hypervisor or firmware",
                 fmt_ts(from),

@@ -139,6 +139,9 @@ pub struct CpuTimeline {
     /// property of the recording, not of one stretch: a task switched in has shown no flags of
     /// its own yet, and the switch's `d` is the scheduler's.
     pub flags_known: bool,
+    /// A `preemptirq` irq_disable or irq_enable was traced on this CPU: interrupts turned off
+    /// by kernel code show in the trace, so a silence with none open had them on.
+    pub irq_toggles_traced: bool,
     /// The event being fed is in task context with interrupts on (it ends a stretch so).
     event_irqs_on: bool,
     /// The event being fed is a scheduler event (its `d` flag is the scheduler's own).
@@ -158,6 +161,7 @@ impl CpuTimeline {
             resched: false,
             irqs_traced: false,
             flags_known: false,
+            irq_toggles_traced: false,
             event_irqs_on: false,
             event_sched: false,
         }
@@ -268,6 +272,10 @@ impl CpuTimeline {
                 if task_context =>
             {
                 let at = Some(names.intern(caller));
+                self.irq_toggles_traced |= matches!(
+                    ev.kind,
+                    EventKind::IrqDisable { .. } | EventKind::IrqEnable { .. }
+                );
                 match ev.kind {
                     EventKind::IrqDisable { .. } => self.irqs_off_at = at,
                     EventKind::IrqEnable { .. } => self.irqs_off_at = None,
@@ -426,6 +434,14 @@ impl CpuTimeline {
     /// Where the history begins.
     pub fn earliest(&self) -> Timestamp {
         self.history.front().unwrap_or(&self.current).start
+    }
+
+    /// Whether the CPU recorded an event strictly inside `(from, to)`, as far as its history
+    /// shows: a stretch starting there, or a stretch's last event there.
+    pub fn traced_within(&self, from: Timestamp, to: Timestamp) -> bool {
+        let inside = |t: Timestamp| from < t && t < to;
+        self.between(from, to)
+            .any(|s| inside(s.start) || inside(s.last_event))
     }
 
     /// The stretches overlapping `[from, to)`, in order. The current stretch lasts until the
