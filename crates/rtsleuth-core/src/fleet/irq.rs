@@ -6,8 +6,8 @@ use super::merged::MergedHistograms;
 use super::SetSection;
 use crate::analyze::irq::{dist_json, IrqWork};
 use crate::event::ns_to_us;
-use crate::report::{fmt_us, Align, Block, Table};
-use serde_json::{json, Value};
+use crate::report::{fmt_us, merge_json, Align, Block, Table};
+use serde_json::json;
 
 #[derive(Debug, Default)]
 pub struct SetIrq {
@@ -43,9 +43,7 @@ impl SetIrq {
             let mut v = dist_json(&m.hist);
             let extra =
                 json!({"kind": kind, "name": name, "traces": m.traces, "max_trace": m.max_trace});
-            if let (Some(o), Value::Object(e)) = (v.as_object_mut(), extra) {
-                o.extend(e);
-            }
+            merge_json(&mut v, extra);
             sources.push(v);
             let h = &m.hist;
             let us = |ns: u64| fmt_us(ns_to_us(ns));

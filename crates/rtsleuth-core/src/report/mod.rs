@@ -63,6 +63,14 @@ pub trait Exporter {
     fn export(&self, doc: &Document, out: &mut dyn io::Write) -> io::Result<()>;
 }
 
+/// Adds the fields of the object `extra` to the object `into` (a document row made of a
+/// distribution's figures and what it belongs to).
+pub(crate) fn merge_json(into: &mut serde_json::Value, extra: serde_json::Value) {
+    if let (Some(obj), serde_json::Value::Object(e)) = (into.as_object_mut(), extra) {
+        obj.extend(e);
+    }
+}
+
 /// The `trace` object every JSON document carries, as PRODUCT.md defines it.
 pub fn trace_json(info: &TraceInfo) -> serde_json::Value {
     serde_json::json!({

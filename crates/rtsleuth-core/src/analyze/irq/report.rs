@@ -10,7 +10,7 @@ use crate::analyze::latency::LatencyHistogram;
 use crate::event::{ns_to_us, ts_to_secs};
 use crate::read::latency_tracer::LatencyTrace;
 use crate::read::TraceInfo;
-use crate::report::{fmt_ts, fmt_us, trace_json, Align, Block, Document, Table};
+use crate::report::{fmt_ts, fmt_us, merge_json, trace_json, Align, Block, Document, Table};
 use serde_json::{json, Value};
 
 /// Per kind: JSON field, text title, the identity columns.
@@ -52,12 +52,6 @@ pub(crate) fn dist_json(h: &LatencyHistogram) -> Value {
         "max_us": us(h.max_ns()),
         "max_at_ts": measured.then(|| ts_to_secs(h.max_at())),
     })
-}
-
-fn merge(into: &mut Value, extra: Value) {
-    if let (Some(obj), Value::Object(e)) = (into.as_object_mut(), extra) {
-        obj.extend(e);
-    }
 }
 
 fn known_json(k: Option<(&str, Known)>) -> Value {
@@ -192,17 +186,17 @@ impl Irq {
                 .iter()
                 .max_by(|a, b| a.1.max_ns().cmp(&b.1.max_ns()).then(b.0.cmp(a.0)))
                 .map(|(c, _)| *c);
-            merge(&mut v, dist_json(total));
+            merge_json(&mut v, dist_json(total));
             let per_cpu: Vec<Value> = s
                 .per_cpu
                 .iter()
                 .map(|(cpu, h)| {
                     let mut c = json!({"cpu": cpu});
-                    merge(&mut c, dist_json(h));
+                    merge_json(&mut c, dist_json(h));
                     c
                 })
                 .collect();
-            merge(
+            merge_json(
                 &mut v,
                 json!({"max_cpu": max_cpu, "max_task": self.task(total.max_pid()), "per_cpu": per_cpu}),
             );
@@ -352,7 +346,7 @@ impl Irq {
             blocks.push(Block::Table(t));
         }
         let mut v = json!({"threshold_us": threshold_us, "late": l.late});
-        merge(
+        merge_json(
             &mut v,
             json!({"distribution": dist_json(all), "worst": list}),
         );

@@ -268,9 +268,7 @@ fn task_json(r: &Row<'_>, with_histogram: bool) -> serde_json::Value {
         "comm": r.comm, "pid": r.pid, "prio": r.task.prio,
         "runtime_us": ns_to_us(r.task.runtime_ns), "switches": r.task.switches,
     });
-    if let (Some(obj), serde_json::Value::Object(e)) = (v.as_object_mut(), extra) {
-        obj.extend(e);
-    }
+    crate::report::merge_json(&mut v, extra);
     if with_histogram {
         v["histogram"] = buckets_json(&r.task.lat.log2_buckets_us());
     }
