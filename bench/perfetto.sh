@@ -23,7 +23,10 @@ bin=target/release/rtsleuth
 text="$work/replicated-$size.txt"
 [ -s "$text" ] || target/release/tracegen replicate --size "$size" tests/fixtures/recorded/fifo_below/trace.txt -o "$text"
 pf="$work/replicated-$size.pftrace"
-[ -s "$pf" ] || "$bin" export --perfetto "$pf.tmp" "$text" > /dev/null && mv -f "$pf.tmp" "$pf" 2> /dev/null || true
+if [ ! -s "$pf" ]; then
+    "$bin" export --perfetto "$pf.tmp" "$text" > /dev/null
+    mv "$pf.tmp" "$pf"
+fi
 table() {   # table FILE: the rows for one Perfetto file
     local f=$1 events floor s
     events=$("$bin" stats --json "$f" | sed -n 's/^  "events": \([0-9]*\),$/\1/p')

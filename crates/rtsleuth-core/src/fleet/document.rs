@@ -82,11 +82,10 @@ impl<W: Write> SetReport<W> {
             let sep = if self.started {
                 ","
             } else {
-                let prelude = json!({"schema": "rtsleuth.set/1", "command": self.command});
                 write!(
                     self.out,
-                    "{{\n  \"schema\": {},\n  \"command\": {},\n  \"traces\": [",
-                    prelude["schema"], prelude["command"]
+                    "{{\n  \"schema\": \"rtsleuth.set/1\",\n  \"command\": {},\n  \"traces\": [",
+                    json!(self.command)
                 )?;
                 ""
             };
