@@ -16,5 +16,6 @@ pub mod progress;
 pub mod read;
 pub mod report;
 pub mod ring_buffer;
+pub mod validity;
 
 pub use error::{Error, Result};

@@ -2,9 +2,10 @@
 //! you: format, clock, CPUs, span, what was enabled, what was lost, who ran.
 
 use super::TaskNames;
-use crate::event::{ns_to_us, Event};
+use crate::event::{ns_to_us, ts_to_secs, Event};
 use crate::read::{Decode, EventSink, TraceInfo};
 use crate::report::{fmt_ts, trace_json, Align, Block, Document, Table};
+use crate::validity::History;
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::BTreeMap;
 
@@ -18,6 +19,7 @@ pub struct Stats {
     lost_per_cpu: BTreeMap<u32, u64>,
     per_task: HashMap<i32, u64>,
     names: TaskNames,
+    history: History,
 }
 
 impl EventSink for Stats {
@@ -30,6 +32,7 @@ impl EventSink for Stats {
         }
         *self.per_cpu.entry(ev.cpu).or_default() += 1;
         *self.per_task.entry(ev.pid).or_default() += 1;
+        self.history.event(ev.ts, ev.cpu);
         self.names.observe(ev);
     }
 
@@ -42,6 +45,10 @@ impl EventSink for Stats {
         if let Some(cpu) = cpu {
             *self.lost_per_cpu.entry(cpu).or_default() += count.unwrap_or(0);
         }
+    }
+
+    fn history_begins(&mut self, cpu: Option<u32>) {
+        self.history.begins(cpu);
     }
 }
 
@@ -59,13 +66,19 @@ impl Stats {
             .collect();
         let mut tasks: Vec<(i32, u64)> = self.per_task.iter().map(|(p, n)| (*p, *n)).collect();
         tasks.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let spans: BTreeMap<u32, _> = self.history.spans().into_iter().collect();
+        let secs = |ts: Option<u64>| ts.map(ts_to_secs);
         let per_cpu: Vec<_> = self
             .per_cpu
             .iter()
             .map(|(cpu, n)| {
-                serde_json::json!({"cpu": cpu, "events": n, "lost_events": self.lost_per_cpu.get(cpu).copied().unwrap_or(0)})
+                let span = spans.get(cpu);
+                serde_json::json!({"cpu": cpu, "events": n, "lost_events": self.lost_per_cpu.get(cpu).copied().unwrap_or(0),
+                    "first_ts": secs(span.map(|s| s.first)), "last_ts": secs(span.map(|s| s.last)),
+                    "history_start_ts": secs(self.history.history_start(*cpu))})
             })
             .collect();
+        let window_start = self.history.window_start().or(info.first_ts);
         let tasks_json: Vec<_> = tasks
             .iter()
             .map(|(pid, n)| serde_json::json!({"pid": pid, "comm": self.names.get(*pid), "events": n}))
@@ -92,14 +105,21 @@ impl Stats {
             "unparsed_examples": info.unparsed_examples,
             "per_event": per_event,
             "per_cpu": per_cpu,
+            "window": {"start": secs(window_start), "end": secs(info.last_ts)},
             "tasks": tasks_json,
             "warnings": warnings,
         });
 
-        let mut blocks = vec![Block::Pairs(
-            String::new(),
-            summary_pairs(info, self.per_task.len()),
-        )];
+        let mut pairs = summary_pairs(info, self.per_task.len());
+        if let (Some(a), Some(b)) = (window_start, info.last_ts) {
+            let why = match self.history.window_start() {
+                Some(_) => "every CPU recorded (older events overwritten)",
+                None => "the whole recording",
+            };
+            let window = format!("{} .. {} ({why})", fmt_ts(a), fmt_ts(b));
+            pairs.insert(4, ("Common window".into(), window));
+        }
+        let mut blocks = vec![Block::Pairs(String::new(), pairs)];
         let mut events = Table::new(
             "Events",
             &[
@@ -124,12 +144,23 @@ impl Stats {
                 ("CPU", Align::Right),
                 ("Events", Align::Right),
                 ("Lost", Align::Right),
+                ("First", Align::Right),
+                ("Last", Align::Right),
+                ("Recorded from", Align::Right),
             ],
         );
+        let shown = |ts: Option<u64>| ts.map_or("-".into(), fmt_ts);
         for (cpu, n) in &self.per_cpu {
             let lost = self.lost_per_cpu.get(cpu).copied().unwrap_or(0);
-            cpus.rows
-                .push(vec![cpu.to_string(), n.to_string(), lost.to_string()]);
+            let span = spans.get(cpu);
+            cpus.rows.push(vec![
+                cpu.to_string(),
+                n.to_string(),
+                lost.to_string(),
+                shown(span.map(|s| s.first)),
+                shown(span.map(|s| s.last)),
+                shown(self.history.history_start(*cpu)),
+            ]);
         }
         blocks.push(Block::Table(cpus));
         let title = format!(

@@ -19,11 +19,24 @@
 //! - An in-place wake-up ends when its CPU is back in task context: at the last event in
 //!   interrupt context before the first task-context event there ([`RunAt::Resumed`]), so the
 //!   softirqs run on the way out count and the task's own run after them does not.
+//! - try_to_wake_up traces `sched_waking` before it waits for the task to finish switching
+//!   out, so a trace can show the waking of a task still running, then its own switch-out
+//!   asleep (`prev_state` not R), then `sched_wakeup`. That wake-up is *raced*: it starts at
+//!   the switch-out, the first moment the task could run again. A waking of a running task
+//!   that never switches out is none (the task never stopped).
+//! - Only what the trace recorded is measured ([`crate::validity`]): a wake-up that starts
+//!   before the common window, or that touched a CPU not yet recorded (the waker's, the
+//!   target, a migration's destination, the CPU it ran on), is dropped ([`Step::Unmeasured`]).
+//! - A trace that contradicts itself (a task switched in on one CPU while the switches say it
+//!   runs on another; a switch away from a task the CPU was not running; time going backwards
+//!   on one CPU) lost events without saying so: it is treated as a loss on the CPUs involved
+//!   ([`Step::Impossible`]).
 //! - The idle task (pid 0) is never measured. `[LOST n EVENTS]` discards every wake-up in
 //!   flight, because the events that would end or restart it may be the ones lost, and forgets
 //!   who runs where until each CPU's next event says so.
 
-use crate::event::{Event, EventKind, Timestamp};
+use crate::event::{Event, EventKind, TaskState, Timestamp};
+use crate::validity::History;
 use rustc_hash::FxHashMap as HashMap;
 
 /// How a wake-up's end is known.
@@ -81,6 +94,12 @@ pub enum Step {
     /// The first `sched_waking`: every wake-up started at `sched_wakeup` is discarded, and what
     /// was measured so far followed the other definition.
     Redefined,
+    /// The wake-up of `pid` ended but lies (partly) where the trace recorded nothing: it is not
+    /// measured.
+    Unmeasured { pid: i32 },
+    /// The trace contradicts itself on these CPUs: events were lost there without a marker.
+    /// Every wake-up in flight was dropped, as for lost events.
+    Impossible { cpus: [u32; 2] },
 }
 
 #[derive(Debug, Default)]
@@ -90,6 +109,10 @@ struct Task {
     on_cpu: Option<u32>,
     /// Start of the wake-up in flight.
     pending: Option<Timestamp>,
+    /// The wake-up in flight touched a CPU before that CPU's recorded history began.
+    unrecorded: bool,
+    /// A `sched_waking` came while it still ran: its switch-out asleep starts the wake-up.
+    racing: bool,
 }
 
 /// An in-place wake-up in flight on a CPU.
@@ -120,9 +143,51 @@ pub struct Wakeups {
     pub dropped_by_lost: u64,
     /// Wake-ups whose task was already running where a CPU's history begins.
     pub dropped_unseen: u64,
+    /// Wake-ups that began before the common window or touched a CPU not yet recorded.
+    pub dropped_before_window: u64,
+    /// Wake-ups started at the task's own switch-out, after a waking that raced it.
+    pub raced: u64,
+    /// Contradictions treated as losses (see [`Step::Impossible`]).
+    pub impossible: u64,
+    /// Where each CPU's recorded history begins.
+    pub history: History,
 }
 
 impl Wakeups {
+    /// Adds what the trace's validity did to the measurement to a document's `trace` object
+    /// and its warnings: where the common window begins, and what was not measured or was
+    /// measured from a raced switch-out.
+    pub fn annotate(&self, trace: &mut serde_json::Value, warnings: &mut Vec<String>) {
+        let window = self.history.window_start();
+        trace["window_start"] = window.map(crate::event::ts_to_secs).into();
+        trace["dropped_before_window"] = self.dropped_before_window.into();
+        trace["raced_wakeups"] = self.raced.into();
+        trace["impossible_states"] = self.impossible.into();
+        if let (Some(w), n) = (window, self.dropped_before_window) {
+            warnings.push(format!(
+                "older events were overwritten, so each CPU's history begins at a different time: every CPU is recorded from {} on; {n} wake-ups that began earlier, or touched a CPU not yet recorded, were not measured",
+                crate::report::fmt_ts(w)
+            ));
+        } else if self.dropped_before_window > 0 {
+            warnings.push(format!(
+                "{} wake-ups touched a CPU before its recorded history began and were not measured",
+                self.dropped_before_window
+            ));
+        }
+        if self.impossible > 0 {
+            warnings.push(format!(
+                "the trace contradicts itself {} times (a task on two CPUs at once, a switch away from a task the CPU was not running, time going backwards on a CPU): events were lost there unmarked, and what was in flight was dropped",
+                self.impossible
+            ));
+        }
+        if self.raced > 0 {
+            warnings.push(format!(
+                "{} wake-ups raced their task's own switch-out (sched_waking before it slept): they are measured from the switch-out",
+                self.raced
+            ));
+        }
+    }
+
     /// The event wake-ups start at: `sched_waking` once the trace has shown one.
     pub fn start_event(&self) -> &'static str {
         if self.waking_seen {
@@ -136,6 +201,9 @@ impl Wakeups {
         let cpu = ev.cpu as usize;
         if cpu >= self.cpus.len() {
             self.cpus.resize(cpu + 1, Cpu::default());
+        }
+        if !self.history.event(ev.ts, ev.cpu) {
+            self.contradiction([ev.cpu, ev.cpu], out);
         }
         self.resume_in_place(ev, out);
         match self.cpus[cpu].current {
@@ -154,16 +222,27 @@ impl Wakeups {
             }
         }
         match ev.kind {
-            EventKind::SchedWaking { pid, .. } => self.woken(ev, pid, true, out),
-            EventKind::SchedWakeup { pid, .. } | EventKind::SchedWakeupNew { pid, .. } => {
-                self.woken(ev, pid, false, out)
+            EventKind::SchedWaking {
+                pid, target_cpu, ..
+            } => self.woken(ev, pid, target_cpu, true, out),
+            EventKind::SchedWakeup {
+                pid, target_cpu, ..
             }
+            | EventKind::SchedWakeupNew {
+                pid, target_cpu, ..
+            } => self.woken(ev, pid, target_cpu, false, out),
+            EventKind::SchedMigrateTask { pid, dest_cpu, .. } => self.touched(pid, dest_cpu),
             EventKind::SchedSwitch {
                 prev_pid,
+                prev_state,
                 next_pid,
                 next_prio,
                 ..
-            } => self.switch(ev.ts, ev.cpu, prev_pid, next_pid, Some(next_prio), out),
+            } => {
+                self.check_switch(ev.cpu, prev_pid, next_pid, out);
+                self.switch(ev.ts, ev.cpu, prev_pid, next_pid, Some(next_prio), out);
+                self.switched_out(ev.ts, prev_pid, prev_state, out);
+            }
             _ => {}
         }
     }
@@ -173,6 +252,7 @@ impl Wakeups {
         for t in self.tasks.values_mut() {
             self.dropped_by_lost += u64::from(t.pending.take().is_some());
             t.on_cpu = None;
+            t.racing = false;
         }
         // An in-place wake-up's start is its task's pending one, counted above.
         for c in &mut self.cpus {
@@ -181,13 +261,54 @@ impl Wakeups {
         }
     }
 
-    fn woken(&mut self, ev: &Event<'_>, pid: i32, is_waking: bool, out: &mut Vec<Step>) {
+    /// The trace contradicts itself on `cpus`: events went missing there without a marker.
+    fn contradiction(&mut self, cpus: [u32; 2], out: &mut Vec<Step>) {
+        self.impossible += 1;
+        self.lost();
+        out.push(Step::Impossible { cpus });
+    }
+
+    /// A traced switch must take the CPU from the task running there and give it to a task
+    /// that runs nowhere else; otherwise the switches in between were not recorded.
+    fn check_switch(&mut self, cpu: u32, prev: i32, next: i32, out: &mut Vec<Step>) {
+        if self.cpus[cpu as usize].current.is_some_and(|c| c != prev) {
+            return self.contradiction([cpu, cpu], out);
+        }
+        let elsewhere = (self.tasks.get(&next))
+            .and_then(|t| t.on_cpu)
+            .filter(|&other| other != cpu && next != 0);
+        if let Some(other) = elsewhere {
+            if self.cpus[other as usize].current == Some(next) {
+                self.contradiction([other, cpu], out);
+            }
+        }
+    }
+
+    fn woken(
+        &mut self,
+        ev: &Event<'_>,
+        pid: i32,
+        target: Option<u32>,
+        is_waking: bool,
+        out: &mut Vec<Step>,
+    ) {
         if is_waking && !self.waking_seen {
             self.waking_seen = true;
             self.tasks.values_mut().for_each(|t| t.pending = None);
             out.push(Step::Redefined);
         }
-        if pid == 0 || is_waking != self.waking_seen {
+        if pid == 0 {
+            return;
+        }
+        if is_waking != self.waking_seen {
+            // The `sched_wakeup` after a `sched_waking`: where the task is queued.
+            if let Some(cpu) = target {
+                self.touched(pid, cpu);
+            }
+            if let Some(t) = self.tasks.get_mut(&pid).filter(|t| t.on_cpu.is_some()) {
+                // It never stopped running: the waking it raced found it still queued.
+                t.racing = false;
+            }
             return;
         }
         let t = self.tasks.entry(pid).or_default();
@@ -205,10 +326,39 @@ impl Wakeups {
                 last_irq: ev.ts,
             });
         } else if t.on_cpu.is_some() || on_top_of_it {
+            t.racing = is_waking && !on_top_of_it;
             return;
         }
         t.pending = Some(ev.ts);
+        t.unrecorded = !self.history.recorded_at(ev.cpu, ev.ts);
         out.push(Step::Start { pid });
+        if let Some(cpu) = target {
+            self.touched(pid, cpu);
+        }
+    }
+
+    /// The wake-up in flight of `pid` involves `cpu` (queued or moved there).
+    fn touched(&mut self, pid: i32, cpu: u32) {
+        if let Some(t) = self.tasks.get_mut(&pid) {
+            if let Some(start) = t.pending {
+                t.unrecorded |= !self.history.recorded_at(cpu, start);
+            }
+        }
+    }
+
+    /// `prev` left its CPU: asleep after a waking that raced it, that wake-up starts now.
+    fn switched_out(&mut self, ts: Timestamp, prev: i32, state: TaskState, out: &mut Vec<Step>) {
+        let Some(t) = self.tasks.get_mut(&prev).filter(|t| t.racing) else {
+            return;
+        };
+        t.racing = false;
+        if state.is_runnable() || prev == 0 || t.pending.is_some() {
+            return;
+        }
+        t.pending = Some(ts);
+        t.unrecorded = false;
+        self.raced += 1;
+        out.push(Step::Start { pid: prev });
     }
 
     /// Ends the in-place wake-up of the event's CPU at the first task-context event there.
@@ -226,14 +376,28 @@ impl Wakeups {
         let Some(start) = self.tasks.get_mut(&pid).and_then(|t| t.pending.take()) else {
             return;
         };
-        out.push(Step::End(Wake {
+        let wake = Wake {
             pid,
             start,
             run: last_irq,
             cpu: ev.cpu,
             prio: None,
             run_at: RunAt::Resumed,
-        }));
+        };
+        self.end(wake, out);
+    }
+
+    /// Hands on a wake-up that ended, if all of it lies where the trace recorded every CPU it
+    /// may have involved.
+    fn end(&mut self, w: Wake, out: &mut Vec<Step>) {
+        let unrecorded = self.tasks.get(&w.pid).is_some_and(|t| t.unrecorded);
+        let h = &self.history;
+        if unrecorded || !h.in_window(w.start) || !h.recorded_at(w.cpu, w.start) {
+            self.dropped_before_window += 1;
+            out.push(Step::Unmeasured { pid: w.pid });
+        } else {
+            out.push(Step::End(w));
+        }
     }
 
     fn switch(
@@ -268,18 +432,20 @@ impl Wakeups {
             // Switched in before it was woken: CPU clocks out of step or a damaged trace; there
             // is no latency to measure.
             if start <= ts {
-                out.push(Step::End(Wake {
+                let run_at = if next_prio.is_some() {
+                    RunAt::Switch
+                } else {
+                    RunAt::Inferred
+                };
+                let wake = Wake {
                     pid: next,
                     start,
                     run: ts,
                     cpu,
                     prio: next_prio,
-                    run_at: if next_prio.is_some() {
-                        RunAt::Switch
-                    } else {
-                        RunAt::Inferred
-                    },
-                }));
+                    run_at,
+                };
+                self.end(wake, out);
             }
         }
     }

@@ -18,6 +18,10 @@ pub use task_state::TaskState;
 /// Nanoseconds on the trace clock. For counter clocks (`counter`, `x86-tsc`) the raw count.
 pub type Timestamp = u64;
 
+/// The most CPUs a Linux kernel can have (`NR_CPUS` tops out at 8192): a larger CPU number in a
+/// trace is damage, and per-CPU state is never sized beyond it.
+pub const MAX_CPUS: u32 = 8192;
+
 /// Converts a trace timestamp to seconds for display and JSON.
 pub fn ts_to_secs(ts: Timestamp) -> f64 {
     ts as f64 / 1e9

@@ -66,6 +66,9 @@ pub enum Record<'a> {
         cpu: Option<u32>,
         count: Option<u64>,
     },
+    /// Earlier events of `cpu` (every CPU for `None`) were overwritten before the trace was
+    /// read: its recorded history begins at its next event.
+    HistoryBegins { cpu: Option<u32> },
 }
 
 /// Receives the events of a trace in order. Analyses implement this.
@@ -81,6 +84,10 @@ pub trait EventSink {
     /// Whatever an analysis had half-measured across this point may be wrong.
     fn lost(&mut self, _cpu: Option<u32>, _count: Option<u64>) {}
 
+    /// Earlier events of `cpu` (every CPU for `None`) were overwritten: its recorded history
+    /// begins at its next event ([`crate::validity`]). Readers call it before that event.
+    fn history_begins(&mut self, _cpu: Option<u32>) {}
+
     /// A run of records in trace order, from a reader that has a whole block at hand. The
     /// default hands them on one at a time; [`Parallel`] gives the block to two sinks at once.
     fn records(&mut self, records: &[Record<'_>]) {
@@ -88,6 +95,7 @@ pub trait EventSink {
             match r {
                 Record::Event(ev) => self.event(ev),
                 Record::Lost { cpu, count } => self.lost(*cpu, *count),
+                Record::HistoryBegins { cpu } => self.history_begins(*cpu),
             }
         }
     }
@@ -137,6 +145,10 @@ impl EventSink for Counted<'_> {
         self.sink.lost(cpu, count);
     }
 
+    fn history_begins(&mut self, cpu: Option<u32>) {
+        self.sink.history_begins(cpu);
+    }
+
     fn records(&mut self, records: &[Record<'_>]) {
         self.count(records.len() as u64);
         self.sink.records(records);
@@ -181,6 +193,11 @@ impl<A: EventSink, B: EventSink> EventSink for (A, B) {
         self.1.lost(cpu, count);
     }
 
+    fn history_begins(&mut self, cpu: Option<u32>) {
+        self.0.history_begins(cpu);
+        self.1.history_begins(cpu);
+    }
+
     // The two share no state, so each may take the whole block in turn; a [`Parallel`] nested
     // in either still gets blocks.
     fn records(&mut self, records: &[Record<'_>]) {
@@ -208,6 +225,11 @@ impl<A: EventSink + Send, B: EventSink + Send> EventSink for Parallel<A, B> {
     fn lost(&mut self, cpu: Option<u32>, count: Option<u64>) {
         self.0.lost(cpu, count);
         self.1.lost(cpu, count);
+    }
+
+    fn history_begins(&mut self, cpu: Option<u32>) {
+        self.0.history_begins(cpu);
+        self.1.history_begins(cpu);
     }
 
     fn records(&mut self, records: &[Record<'_>]) {

@@ -170,6 +170,12 @@ impl Explain {
             | EventKind::SchedWakeupNew {
                 prio, target_cpu, ..
             } => (prio, target_cpu),
+            // A waking that raced the task's own switch-out: woken as it left this CPU.
+            EventKind::SchedSwitch {
+                prev_pid,
+                prev_prio,
+                ..
+            } if prev_pid == pid => (prev_prio, Some(ev.cpu)),
             _ => return,
         };
         if !self.is_target(pid, prio) {
@@ -346,6 +352,13 @@ impl Explain {
         }
     }
 
+    /// The wake-up of `pid` ended where the trace is not whole: no finding.
+    fn unmeasured(&mut self, pid: i32) {
+        if let Some(v) = self.victims.get_mut(&pid) {
+            v.pending = None;
+        }
+    }
+
     /// A target's event in task context: it runs, so it cannot be late before this.
     fn note_running(&mut self, ev: &Event<'_>) {
         if ev.flags.hardirq || ev.flags.softirq || ev.flags.nmi {
@@ -400,6 +413,8 @@ impl EventSink for Explain {
                 Step::End(w) => self.ran(&w),
                 // Findings measured the other way are not `latency`'s wake-ups any more.
                 Step::Redefined => self.victims.clear(),
+                Step::Unmeasured { pid } => self.unmeasured(pid),
+                Step::Impossible { cpus } => cpus.iter().for_each(|&c| self.forget(Some(c))),
                 Step::Switch { .. } => {}
             }
         }
@@ -452,6 +467,17 @@ impl EventSink for Explain {
 
     fn lost(&mut self, cpu: Option<u32>, _count: Option<u64>) {
         self.wakeups.lost();
+        self.forget(cpu);
+    }
+
+    fn history_begins(&mut self, cpu: Option<u32>) {
+        self.wakeups.history.begins(cpu);
+    }
+}
+
+impl Explain {
+    /// What was in flight on `cpu` (every CPU for `None`) cannot be trusted: events were lost.
+    fn forget(&mut self, cpu: Option<u32>) {
         for v in self.victims.values_mut() {
             self.dropped_by_lost += u64::from(v.pending.take().is_some());
         }

@@ -166,9 +166,11 @@ impl Explain {
                 t
             })
             .collect();
+        let mut trace = trace_json(info);
+        self.wakeups.annotate(&mut trace, &mut warnings);
         let json = json!({
             "schema": "rtsleuth.explain/1",
-            "trace": trace_json(info),
+            "trace": trace,
             "threshold_us": self.opts.threshold_us,
             "targets": targets,
             "findings": findings.iter().map(|f| self.finding_json(f)).collect::<Vec<_>>(),

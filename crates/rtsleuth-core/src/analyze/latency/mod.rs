@@ -132,6 +132,13 @@ impl Latency {
         }
     }
 
+    /// A lost switch-out would make the next on-CPU interval wrong.
+    fn forget_runs(&mut self) {
+        for t in self.tasks.values_mut() {
+            t.running_since = None;
+        }
+    }
+
     fn ran(&mut self, w: &Wake) {
         if !self.cpu_selected(w.cpu) {
             return;
@@ -170,7 +177,8 @@ impl EventSink for Latency {
                 } => self.switch(ts, cpu, prev, next, next_prio),
                 Step::End(w) => self.ran(&w),
                 Step::Redefined => self.redefine(),
-                Step::Start { .. } => {}
+                Step::Impossible { .. } => self.forget_runs(),
+                Step::Start { .. } | Step::Unmeasured { .. } => {}
             }
         }
         self.steps = steps;
@@ -182,10 +190,11 @@ impl EventSink for Latency {
 
     fn lost(&mut self, _cpu: Option<u32>, _count: Option<u64>) {
         self.wakeups.lost();
-        // A lost switch-out would make the next on-CPU interval wrong.
-        for t in self.tasks.values_mut() {
-            t.running_since = None;
-        }
+        self.forget_runs();
+    }
+
+    fn history_begins(&mut self, cpu: Option<u32>) {
+        self.wakeups.history.begins(cpu);
     }
 }
 

@@ -139,8 +139,10 @@ impl Latency {
             "tasks": tasks_json,
             "per_cpu": cpus_json,
             "total": hist_json(&overall),
-            "warnings": warnings,
+            "warnings": [],
         });
+        self.wakeups.annotate(&mut json["trace"], &mut warnings);
+        json["warnings"] = warnings.clone().into();
         let mut blocks = vec![
             Block::Table(self.task_table(&rows)),
             Block::Table(self.cpu_table()),

@@ -109,6 +109,9 @@ impl Driver {
                 self.info.header = Header::scan(&String::from_utf8_lossy(&head_of(&batch)));
                 ctx.flag_layout = self.info.header.flag_layout;
                 header_read = true;
+                if self.info.header.overwritten().is_some_and(|n| n > 0) {
+                    history_begins(self.info.header.nr_cpus, sink);
+                }
             }
             parse_in_order(
                 &batch,
@@ -172,6 +175,15 @@ impl Driver {
     }
 }
 
+/// The header says older events were overwritten: every CPU it counts (`#P:`) begins late,
+/// or, without a count, every CPU that shows events.
+fn history_begins(nr_cpus: Option<u32>, sink: &mut (dyn EventSink + Send)) {
+    match nr_cpus.filter(|&n| n <= crate::event::MAX_CPUS) {
+        Some(n) => (0..n).for_each(|cpu| sink.history_begins(Some(cpu))),
+        None => sink.history_begins(None),
+    }
+}
+
 /// How much of the start of a trace is read as its header; real headers are a few hundred
 /// bytes.
 const HEAD_BYTES: usize = 64 * 1024;
@@ -209,6 +221,7 @@ fn absorb(
         match r {
             Record::Event(ev) => info.saw_event(ev.ts, ev.cpu),
             Record::Lost { count, .. } => info.lost_events += count.unwrap_or(0),
+            Record::HistoryBegins { .. } => {}
         }
     }
     sink.records(&p.records);
@@ -259,7 +272,10 @@ fn parse_chunk<'a>(chunk: &'a Chunk, ctx: &LineContext) -> Parsed<'a> {
                 p.counts.lost_markers += 1;
                 p.records.push(Record::Lost { cpu, count });
             }
-            Ok((_, Line::BufferStarted { .. })) => p.counts.buffer_started += 1,
+            Ok((_, Line::BufferStarted { cpu })) => {
+                p.counts.buffer_started += 1;
+                p.records.push(Record::HistoryBegins { cpu: Some(cpu) });
+            }
             Ok((text, Line::Other(kind))) => {
                 p.counts.add(kind);
                 if kind == NonEvent::Unparsed && p.unparsed.len() < EXAMPLES {

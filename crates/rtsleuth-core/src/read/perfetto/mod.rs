@@ -62,6 +62,10 @@ fn read_with(input: Input, sink: &mut (dyn EventSink + Send), window: Limits) ->
         }
         reader.trees_known = true;
     }
+    // Perfetto's central buffer is a ring by default and each CPU's data reaches it on its own
+    // schedule, so each CPU's history begins at its first event (Perfetto's trace processor
+    // crops its ftrace data to the same common window).
+    sink.history_begins(None);
     let mut packets = Packets::<_, TracePacket>::new(input.reader);
     loop {
         match packets.next() {

@@ -123,6 +123,9 @@ pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo
                 Err(f) => info.notes.push(note(&f)),
             }
         }
+        for cpu in meta.options.overrun_cpus() {
+            sink.history_begins(Some(cpu));
+        }
         let mut decoder = Decoder::new(&meta, sink.decode());
         merge(&mut streams, &mut decoder, &mut info, sink);
         decoder.finish(&mut info);
