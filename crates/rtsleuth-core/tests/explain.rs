@@ -534,41 +534,53 @@ fn a_switch_before_its_wakeup_is_not_explained() {
     assert_eq!(got["findings"], Value::Array(Vec::new()), "{got:#}");
 }
 
-/// A task woken onto one CPU that runs on another with no migration traced waited somewhere
-/// the trace does not show: its wait is `unknown`, not blamed on the CPU it ran on. In the
-/// lab's PREEMPT_RT softirq run, rcu_preempt is migrated to CPU1 by its wake-up (75.971586),
-/// CPU1 records nothing for 40 ms (the injected tasklet), and it runs on CPU0 at 76.012298;
-/// CPU0 meanwhile ran cyclictest's SCHED_OTHER main thread, which is not the cause.
+/// The lab's PREEMPT_RT softirq run overwrote its buffer (entries 35627 of 167360): CPU0 is
+/// recorded from 75.944084, CPU1 only from 84.300824 (`CPU 1 buffer started`). rcu_preempt,
+/// woken onto CPU1 at 75.971586 and run on CPU0 at 76.012298, waited where nothing was
+/// recorded: that wake-up is not measured (it used to be a 40736 us finding), and no finding
+/// starts before every CPU is recorded.
 #[test]
-fn a_wait_after_an_untraced_move_is_unknown_not_the_run_cpus() {
+fn a_wakeup_before_every_cpu_is_recorded_is_not_explained() {
     let path = fixtures("lab").join("rt/softirq/trace.txt.zst");
     let doc = explain(
         &path,
         ExplainOptions {
             pids: vec![20],
-            top: 1,
+            top: 100,
             ..ExplainOptions::default()
         },
     );
+    assert_eq!(doc["trace"]["window_start"], 84.300824);
+    assert!(doc["trace"]["dropped_before_window"].as_u64() > Some(0), "{}", doc["trace"]);
+    for f in doc["findings"].as_array().unwrap() {
+        assert!(f["wakeup_ts"].as_f64() >= Some(84.300824), "{f}");
+    }
+}
+
+/// A task woken onto one CPU that runs on another with no migration traced waited somewhere
+/// the trace does not show: its wait is `unknown`, not blamed on the CPU it ran on. Here
+/// rt-7 is woken onto CPU1 at 10.000100 and runs on CPU0 at 10.000900; CPU0 ran bash-9 (prio
+/// 120) meanwhile, which is not the cause: 800 us unknown on CPU1.
+#[test]
+fn a_wait_after_an_untraced_move_is_unknown_not_the_run_cpus() {
+    let trace = "\
+          <idle>-0     [000] d..2.    10.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=bash next_pid=9 next_prio=120
+          <idle>-0     [001] d..2.    10.000010: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=hog next_pid=8 next_prio=120
+            bash-9     [000] d..2.    10.000100: sched_waking: comm=rt pid=7 prio=19 target_cpu=001
+             hog-8     [001] d..2.    10.000500: sched_stat_runtime: comm=hog pid=8 runtime=1000 [ns]
+            bash-9     [000] d..2.    10.000900: sched_switch: prev_comm=bash prev_pid=9 prev_prio=120 prev_state=S ==> next_comm=rt next_pid=7 next_prio=19
+";
+    let input = Input::from_reader("moved.txt", Box::new(std::io::Cursor::new(trace))).unwrap();
+    let doc = explain_input(input, ExplainOptions::default());
     let f = &doc["findings"][0];
-    assert_eq!(f["latency_us"], 40736.0, "{f}");
+    assert_eq!(f["latency_us"], 800.0, "{f}");
     assert_eq!(f["root_cause"], "unknown", "{f}");
-    let timeline = f["timeline"].as_array().unwrap();
-    let last = timeline.last().unwrap();
-    assert_eq!(last["kind"], "unknown", "{last}");
-    assert_eq!(last["cpu"], 1, "{last}");
-    assert_eq!(last["start_ts"], 75.971586, "{last}");
-    assert_eq!(last["end_ts"], 76.012298, "{last}");
+    let last = f["timeline"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!((last["cpu"].as_u64(), last["start_ts"].as_f64()), (Some(1), Some(10.0001)));
     assert!(
-        last["detail"]
-            .as_str()
-            .unwrap()
+        (last["detail"].as_str().unwrap())
             .starts_with("queued on CPU1, it ran on CPU0 and no migration was traced"),
         "{last}"
-    );
-    assert!(
-        timeline.iter().all(|s| s["culprit"] != "cyclictest-261"),
-        "{timeline:?}"
     );
 }
 

@@ -17,6 +17,10 @@
 //! - It ends at the next `sched_switch` with `next_pid` = the task, on any
 //!   CPU; latency = switch ts − wake ts. Pending wake-ups at the end of the
 //!   trace are not counted; a lost-events line drops all pending wake-ups.
+//! - Where the trace says older events were overwritten (a kernel header that counts fewer
+//!   entries than were written names every CPU; a printed `CPU n buffer started` line names
+//!   CPU n), a named CPU is recorded only from its first event on: a wake-up is counted only
+//!   if every named CPU had begun recording by its start.
 //! - `runtime_ns` sums on-CPU intervals (switch-in → switch-out, both in the
 //!   trace); `switches` counts switch-ins.
 //!
@@ -94,7 +98,12 @@ fn run<W: Write>(
     let tasks = sim.tasks.clone();
     let cpus = sim.cpus();
     let mut fmt = Formatter::new(variant, &tasks, cpus);
-    let mut oracle = Oracle::new(&tasks, cpus, sc.max_samples);
+    let overwritten = header.is_some_and(|(_, lost)| lost > 0);
+    let prints_started = !matches!(
+        variant,
+        Variant::TracePipe | Variant::TraceCmdReport | Variant::TraceCmdRaw
+    );
+    let mut oracle = Oracle::new(&tasks, cpus, sc.max_samples, overwritten, prints_started);
     if let Some((entries, lost)) = header {
         let empty: Vec<u32> = if sc.empty_cpu && cpus > 1 {
             vec![cpus - 1]

@@ -112,8 +112,11 @@ impl Def {
         }
     }
 
-    fn end(&mut self, pid: u32, ts: u64, cap: Option<usize>) {
+    fn end(&mut self, pid: u32, ts: u64, cap: Option<usize>, window: &Window) {
         if let Some(t0) = self.pending.remove(&pid) {
+            if !window.recorded_from(t0) {
+                return;
+            }
             let lat = ts - t0;
             let a = self.acc.entry(pid).or_default();
             a.count += 1;
@@ -135,6 +138,21 @@ impl Def {
     }
 }
 
+/// Which CPUs the trace says lost their oldest events, and where each one's events begin.
+struct Window {
+    /// Named by the header (it counts fewer entries than were written: every CPU) or by a
+    /// printed `CPU n buffer started` line.
+    named: Vec<bool>,
+    first: Vec<Option<u64>>,
+}
+
+impl Window {
+    /// Every named CPU had begun recording by `ts`.
+    fn recorded_from(&self, ts: u64) -> bool {
+        (self.named.iter().zip(&self.first)).all(|(&named, first)| !named || first.is_some_and(|f| f <= ts))
+    }
+}
+
 /// Applies the latency definition to the item stream. Two definitions are
 /// tracked at once (start at `sched_waking`, or at `sched_wakeup[_new]`)
 /// because which one applies depends on whether the finished trace contains
@@ -149,10 +167,20 @@ pub(crate) struct Oracle {
     saw_waking: bool,
     lost: u64,
     cap: Option<usize>,
+    window: Window,
+    /// The variant prints `CPU n buffer started` lines.
+    prints_started: bool,
 }
 
 impl Oracle {
-    pub(crate) fn new(tasks: &[TaskSpec], cpus: u32, cap: Option<usize>) -> Oracle {
+    /// `overwritten`: the header counts fewer entries than were written.
+    pub(crate) fn new(
+        tasks: &[TaskSpec],
+        cpus: u32,
+        cap: Option<usize>,
+        overwritten: bool,
+        prints_started: bool,
+    ) -> Oracle {
         Oracle {
             pids: tasks.iter().map(|t| t.pid).collect(),
             waking: Def::default(),
@@ -163,6 +191,11 @@ impl Oracle {
             saw_waking: false,
             lost: 0,
             cap,
+            window: Window {
+                named: vec![overwritten; cpus as usize],
+                first: vec![None; cpus as usize],
+            },
+            prints_started,
         }
     }
 
@@ -181,7 +214,13 @@ impl Oracle {
                 self.waking.pending.clear();
                 self.wakeup.pending.clear();
             }
-            Item::Event(ev) => self.event(ev),
+            Item::Event(ev) => {
+                self.window.first[ev.cpu as usize].get_or_insert(ev.ts_us * 1000);
+                self.event(ev)
+            }
+            Item::BufferStarted { cpu } if self.prints_started => {
+                self.window.named[*cpu as usize] = true
+            }
             Item::BufferStarted { .. } | Item::Elided => {}
         }
     }
@@ -211,8 +250,8 @@ impl Oracle {
                     self.running.insert(np);
                     self.runtime.entry(np).or_default().1 += 1;
                     self.on_cpu[c] = Some((np, ts));
-                    self.waking.end(np, ts, self.cap);
-                    self.wakeup.end(np, ts, self.cap);
+                    self.waking.end(np, ts, self.cap, &self.window);
+                    self.wakeup.end(np, ts, self.cap, &self.window);
                 }
                 if pp != 0 {
                     self.runtime.entry(pp).or_default();

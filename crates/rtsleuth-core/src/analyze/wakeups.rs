@@ -98,7 +98,7 @@ pub enum Step {
     /// measured.
     Unmeasured { pid: i32 },
     /// The trace contradicts itself on these CPUs: events were lost there without a marker.
-    /// Every wake-up in flight was dropped, as for lost events.
+    /// Every wake-up in flight was dropped, and who runs on these CPUs is unknown.
     Impossible { cpus: [u32; 2] },
 }
 
@@ -207,6 +207,8 @@ impl Wakeups {
         }
         self.resume_in_place(ev, out);
         match self.cpus[cpu].current {
+            // An unknown task (perf prints a dying one as pid -1) says nothing about who runs.
+            _ if ev.pid < 0 => {}
             Some(pid) if pid == ev.pid => {}
             Some(prev) => {
                 self.untraced_switches += 1;
@@ -262,9 +264,20 @@ impl Wakeups {
     }
 
     /// The trace contradicts itself on `cpus`: events went missing there without a marker.
+    /// Whoever those CPUs ran is unknown until their next events say so, and no wake-up in
+    /// flight is measured across the gap (which CPUs it involved is not tracked).
     fn contradiction(&mut self, cpus: [u32; 2], out: &mut Vec<Step>) {
         self.impossible += 1;
-        self.lost();
+        for t in self.tasks.values_mut() {
+            self.dropped_by_lost += u64::from(t.pending.take().is_some());
+            if t.on_cpu.is_some_and(|c| cpus.contains(&c)) {
+                (t.on_cpu, t.racing) = (None, false);
+            }
+        }
+        for &c in &cpus {
+            let cpu = &mut self.cpus[c as usize];
+            (cpu.current, cpu.in_place) = (None, None);
+        }
         out.push(Step::Impossible { cpus });
     }
 
@@ -279,7 +292,8 @@ impl Wakeups {
             .filter(|&other| other != cpu && next != 0);
         if let Some(other) = elsewhere {
             if self.cpus[other as usize].current == Some(next) {
-                self.contradiction([other, cpu], out);
+                // This CPU's switch is traced; the other CPU's view of it is what went stale.
+                self.contradiction([other, other], out);
             }
         }
     }
@@ -499,7 +513,8 @@ mod tests {
         );
     }
 
-    /// A wake-up of a task running elsewhere is none; a second wake-up does not restart the
+    /// A waking of a task still running elsewhere races its switch-out: the wake-up starts at
+    /// that switch-out (100.000020), not at a later waking; further wakings do not restart the
     /// clock; the switch ends it.
     #[test]
     fn only_a_sleeping_task_is_woken_and_only_once() {
@@ -518,7 +533,7 @@ mod tests {
                 Step::Start { pid: 7 },
                 Step::End(Wake {
                     pid: 7,
-                    start: 100_000_030_000,
+                    start: 100_000_020_000,
                     run: 100_000_050_000,
                     cpu: 1,
                     prio: Some(19),

@@ -132,10 +132,13 @@ impl Latency {
         }
     }
 
-    /// A lost switch-out would make the next on-CPU interval wrong.
-    fn forget_runs(&mut self) {
+    /// A lost switch-out would make the next on-CPU interval wrong: forgets the runs on
+    /// `cpus` (on every CPU for `None`).
+    fn forget_runs(&mut self, cpus: Option<&[u32]>) {
         for t in self.tasks.values_mut() {
-            t.running_since = None;
+            if cpus.is_none_or(|cpus| t.running_since.is_some_and(|(c, _)| cpus.contains(&c))) {
+                t.running_since = None;
+            }
         }
     }
 
@@ -177,7 +180,7 @@ impl EventSink for Latency {
                 } => self.switch(ts, cpu, prev, next, next_prio),
                 Step::End(w) => self.ran(&w),
                 Step::Redefined => self.redefine(),
-                Step::Impossible { .. } => self.forget_runs(),
+                Step::Impossible { cpus } => self.forget_runs(Some(&cpus)),
                 Step::Start { .. } | Step::Unmeasured { .. } => {}
             }
         }
@@ -190,7 +193,7 @@ impl EventSink for Latency {
 
     fn lost(&mut self, _cpu: Option<u32>, _count: Option<u64>) {
         self.wakeups.lost();
-        self.forget_runs();
+        self.forget_runs(None);
     }
 
     fn history_begins(&mut self, cpu: Option<u32>) {

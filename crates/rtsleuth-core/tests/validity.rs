@@ -1,0 +1,153 @@
+//! Where a trace may be measured (issue 23, points 1, 5 and 10): overwritten histories, the
+//! waking / switch-out race and traces that contradict themselves, each on a short text trace
+//! whose answer is worked out by hand in its comment.
+
+use rtsleuth_core::analyze::explain::{Explain, ExplainOptions};
+use rtsleuth_core::analyze::latency::{Latency, LatencyOptions};
+use rtsleuth_core::analyze::stats::Stats;
+use rtsleuth_core::read::ftrace_text::read_bytes;
+use serde_json::Value;
+
+const HEADER_OVERWRITTEN: &str = "# tracer: nop\n#\n# entries-in-buffer/entries-written: 12/400   #P:2\n#\n";
+
+fn latency(text: &str) -> Value {
+    let mut lat = Latency::new(LatencyOptions::default());
+    let info = read_bytes("t", text.as_bytes().to_vec(), 1 << 16, &mut lat).unwrap();
+    lat.document(&info).json
+}
+
+fn explain(text: &str) -> Value {
+    let opts = ExplainOptions {
+        all: true,
+        top: 20,
+        ..ExplainOptions::default()
+    };
+    let mut ex = Explain::new(opts);
+    let info = read_bytes("t", text.as_bytes().to_vec(), 1 << 16, &mut ex).unwrap();
+    ex.document(&info).json
+}
+
+fn task<'a>(doc: &'a Value, pid: i64) -> Option<&'a Value> {
+    doc["tasks"].as_array()?.iter().find(|t| t["pid"] == pid)
+}
+
+/// CPU0 is recorded from 100.000000, CPU1 (the header's second CPU) only from 101.000000.
+/// ct-7 is woken at 100.100000 and runs at 100.300000 on CPU0: CPU1 was not recorded then, so
+/// the 200 us are not measured. Its wake-up at 101.100000, run at 101.150000, is: 50 us.
+const OVERWRITTEN: &str = "\
+          <idle>-0     [000] d..2.   100.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=bash next_pid=9 next_prio=120
+            bash-9     [000] d..2.   100.100000: sched_waking: comm=ct pid=7 prio=19 target_cpu=000
+            bash-9     [000] d..2.   100.300000: sched_switch: prev_comm=bash prev_pid=9 prev_prio=120 prev_state=S ==> next_comm=ct next_pid=7 next_prio=19
+              ct-7     [000] d..2.   100.400000: sched_switch: prev_comm=ct prev_pid=7 prev_prio=19 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120
+##### CPU 1 buffer started ####
+          <idle>-0     [001] d..2.   101.000000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=bash next_pid=9 next_prio=120
+            bash-9     [001] d..2.   101.100000: sched_waking: comm=ct pid=7 prio=19 target_cpu=000
+          <idle>-0     [000] d..2.   101.150000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=ct next_pid=7 next_prio=19
+";
+
+#[test]
+fn a_wakeup_before_every_cpu_is_recorded_is_not_measured() {
+    let doc = latency(&format!("{HEADER_OVERWRITTEN}{OVERWRITTEN}"));
+    let ct = task(&doc, 7).expect("ct measured");
+    assert_eq!(ct["wakeups"], 1, "{ct}");
+    assert_eq!(ct["max_us"], 50.0);
+    assert_eq!(doc["trace"]["dropped_before_window"], 1);
+    assert_eq!(doc["trace"]["window_start"], 101.0);
+    let ex = explain(&format!("{HEADER_OVERWRITTEN}{OVERWRITTEN}"));
+    let findings = ex["findings"].as_array().unwrap();
+    assert!(findings.iter().all(|f| f["wakeup_ts"].as_f64() >= Some(101.0)), "{ex}");
+}
+
+/// The same lines without the header's overwritten count: a whole recording, both measured.
+#[test]
+fn a_whole_recording_measures_every_wakeup() {
+    let doc = latency(OVERWRITTEN.replace("##### CPU 1 buffer started ####\n", "").as_str());
+    assert_eq!(task(&doc, 7).unwrap()["wakeups"], 2);
+    assert_eq!(doc["trace"]["dropped_before_window"], 0);
+    assert_eq!(doc["trace"]["window_start"], Value::Null);
+}
+
+#[test]
+fn stats_shows_each_cpus_history_and_the_common_window() {
+    let mut stats = Stats::new();
+    let text = format!("{HEADER_OVERWRITTEN}{OVERWRITTEN}");
+    let info = read_bytes("t", text.into_bytes(), 1 << 16, &mut stats).unwrap();
+    let doc = stats.document(&info).json;
+    assert_eq!(doc["window"]["start"], 101.0);
+    assert_eq!(doc["window"]["end"], 101.15);
+    let cpu1 = &doc["per_cpu"][1];
+    assert_eq!((cpu1["first_ts"].as_f64(), cpu1["history_start_ts"].as_f64()), (Some(101.0), Some(101.0)));
+    assert_eq!(doc["per_cpu"][0]["last_ts"], 101.15);
+}
+
+/// try_to_wake_up traced `sched_waking` of ct-7 at 200.000100 while ct-7 still ran; ct-7
+/// switched out asleep at 200.000200, `sched_wakeup` followed at 200.000210, and fifo-5
+/// (prio 9) kept CPU0 until 200.002200. The wake-up counts from the switch-out: 2000 us.
+const RACE: &str = "\
+          <idle>-0     [000] d..2.   200.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=ct next_pid=7 next_prio=19
+            bash-9     [001] d..2.   200.000100: sched_waking: comm=ct pid=7 prio=19 target_cpu=000
+              ct-7     [000] d..2.   200.000200: sched_switch: prev_comm=ct prev_pid=7 prev_prio=19 prev_state=S ==> next_comm=fifo next_pid=5 next_prio=9
+            bash-9     [001] d..2.   200.000210: sched_wakeup: comm=ct pid=7 prio=19 target_cpu=000
+            fifo-5     [000] d..2.   200.002200: sched_switch: prev_comm=fifo prev_pid=5 prev_prio=9 prev_state=S ==> next_comm=ct next_pid=7 next_prio=19
+";
+
+#[test]
+fn a_waking_that_races_the_switch_out_counts_from_the_switch_out() {
+    let doc = latency(RACE);
+    let ct = task(&doc, 7).expect("the raced wake-up is measured");
+    assert_eq!((ct["wakeups"].as_u64(), ct["max_us"].as_f64()), (Some(1), Some(2000.0)));
+    assert_eq!(doc["trace"]["raced_wakeups"], 1);
+    let ex = explain(RACE);
+    let f = &ex["findings"][0];
+    assert_eq!(f["task"]["pid"], 7);
+    assert_eq!(f["latency_us"], 2000.0);
+    assert_eq!(f["root_cause"], "higher_priority", "{f}");
+}
+
+/// A waking of a task that never stops running (it was still queued: ttwu_runnable) is none.
+#[test]
+fn a_waking_of_a_task_that_keeps_running_is_no_wakeup() {
+    let text = "\
+          <idle>-0     [000] d..2.   200.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=ct next_pid=7 next_prio=19
+            bash-9     [001] d..2.   200.000100: sched_waking: comm=ct pid=7 prio=19 target_cpu=000
+            bash-9     [001] d..2.   200.000110: sched_wakeup: comm=ct pid=7 prio=19 target_cpu=000
+              ct-7     [000] d..2.   200.000900: sched_switch: prev_comm=ct prev_pid=7 prev_prio=19 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120
+          <idle>-0     [000] d..2.   200.001000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=ct next_pid=7 next_prio=19
+";
+    let doc = latency(text);
+    assert_eq!(task(&doc, 7).unwrap()["wakeups"], 0);
+    assert_eq!(doc["trace"]["raced_wakeups"], 0);
+}
+
+/// ct-7 is switched in on CPU1 at 300.000300 while CPU0, by its switches, still runs it (the
+/// recorder dropped a switch). Its wake-up in flight from 300.000100 on CPU0 would otherwise
+/// end on CPU1 at 300.000300; nothing is measured across the contradiction.
+#[test]
+fn a_task_on_two_cpus_at_once_is_an_unmarked_loss() {
+    let text = "\
+          <idle>-0     [000] d..2.   300.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=ct next_pid=7 next_prio=19
+            bash-9     [001] d..2.   300.000100: sched_waking: comm=kw pid=11 prio=120 target_cpu=001
+          <idle>-0     [001] d..2.   300.000300: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=ct next_pid=7 next_prio=19
+              ct-7     [001] d..2.   300.000400: sched_switch: prev_comm=ct prev_pid=7 prev_prio=19 prev_state=S ==> next_comm=kw next_pid=11 next_prio=120
+";
+    let doc = latency(text);
+    assert_eq!(doc["trace"]["impossible_states"], 1);
+    assert_eq!(task(&doc, 11).map_or(0, |t| t["wakeups"].as_u64().unwrap()), 0);
+    let warned = doc["warnings"].as_array().unwrap();
+    assert!(warned.iter().any(|w| w.as_str().unwrap().contains("contradicts itself")));
+}
+
+/// CPU1's clock steps back from 400.000500 to 400.000200: its order is broken and the wake-up
+/// in flight (kw-11, woken at 400.000100) is not measured to 400.000600.
+#[test]
+fn time_going_backwards_on_a_cpu_is_an_unmarked_loss() {
+    let text = "\
+            bash-9     [001] d..2.   400.000100: sched_waking: comm=kw pid=11 prio=120 target_cpu=001
+            bash-9     [001] d..2.   400.000500: sched_stat_runtime: comm=bash pid=9 runtime=1000 [ns] vruntime=5 [ns]
+            bash-9     [001] d..2.   400.000200: sched_stat_runtime: comm=bash pid=9 runtime=1000 [ns] vruntime=5 [ns]
+            bash-9     [001] d..2.   400.000600: sched_switch: prev_comm=bash prev_pid=9 prev_prio=120 prev_state=S ==> next_comm=kw next_pid=11 next_prio=120
+";
+    let doc = latency(text);
+    assert_eq!(doc["trace"]["impossible_states"], 1);
+    assert_eq!(task(&doc, 11).map_or(0, |t| t["wakeups"].as_u64().unwrap()), 0);
+}
