@@ -22,6 +22,9 @@
 //!   ends at P's first task-context event on that CPU (`resumed`); its `run_ts` may lie
 //!   anywhere from the first interrupt exit on that CPU after the waking (when no exit is
 //!   traced: the last interrupt-context event there) up to that event.
+//! - **Raced**: a `sched_waking` of P while P runs (not in place) raced P's switch-out; P's
+//!   next switch away with a sleeping `prev_state` starts its wake-up there (a `sched_wakeup`
+//!   of P while it still runs, or a switch away as runnable, cancels it).
 //! - Lost events (`lost()`) drop every pending wake-up and forget what the lost CPU(s) ran.
 //! - A CPU's first event (of the trace, or after lost events) only says who runs there; a
 //!   wake-up of that task still pending ended unrecorded, and is dropped.
@@ -104,6 +107,9 @@ struct Task {
     armed: Option<u64>,
     starts: VecDeque<u64>,
     pending: Option<Pending>,
+    /// A `sched_waking` came while it ran (not in place): its switch-out asleep starts the
+    /// wake-up it raced.
+    racing: bool,
     /// Findings whose wake-up ended, waiting for the task's marks until its next wake-up.
     after: Vec<usize>,
 }
@@ -639,7 +645,9 @@ impl<'f> Referee<'f> {
                 ev.name,
                 fmt_ts(p.start)
             )),
-            (None, Some(on)) if !in_place => Some(format!(
+            (None, Some(on)) if !in_place => {
+                t.racing = ev.name == "sched_waking";
+                Some(format!(
                 "{} of {pid}: the task is running on CPU{on} (not in place: {})",
                 ev.name,
                 if ev.pid == pid {
@@ -647,7 +655,8 @@ impl<'f> Referee<'f> {
                 } else {
                     "woken from another task"
                 }
-            )),
+            ))
+            }
             _ => None,
         };
         if let Some(r) = reason {
@@ -779,6 +788,7 @@ impl<'f> Referee<'f> {
             EventKind::SchedSwitch {
                 prev_pid,
                 prev_prio,
+                prev_state,
                 next_pid,
                 next_prio,
                 ..
@@ -799,6 +809,10 @@ impl<'f> Referee<'f> {
                     self.cpus[c as usize].current = None;
                 }
                 self.set_current(c, next_pid, ts);
+                let raced = std::mem::take(&mut self.task(prev_pid).racing);
+                if raced && prev_pid != 0 && !prev_state.is_runnable() {
+                    self.start_wakeup(ev, prev_pid, prev_prio);
+                }
                 if next_pid != 0 {
                     self.end_wakeup(
                         next_pid,
@@ -828,6 +842,9 @@ impl<'f> Referee<'f> {
                 self.task(pid).prio = Some(prio);
                 if !self.waking_seen {
                     self.start_wakeup(ev, pid, prio);
+                } else if self.task(pid).on_cpu.is_some() {
+                    // It never stopped running: the waking it raced found it still queued.
+                    self.task(pid).racing = false;
                 }
             }
             EventKind::IrqHandlerEntry { irq, .. } => self.push_frame(c, Ty::Hard, What::Irq(irq)),
