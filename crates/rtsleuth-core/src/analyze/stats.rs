@@ -113,11 +113,11 @@ impl Stats {
         let mut pairs = summary_pairs(info, self.per_task.len());
         if let (Some(a), Some(b)) = (window_start, info.last_ts) {
             let why = match self.history.window_start() {
-                Some(_) => "every CPU recorded (older events overwritten)",
+                Some(_) => "where every CPU is recorded: older events were overwritten",
                 None => "the whole recording",
             };
             let window = format!("{} .. {} ({why})", fmt_ts(a), fmt_ts(b));
-            pairs.insert(4, ("Common window".into(), window));
+            pairs.insert(4, ("Window".into(), window));
         }
         let mut blocks = vec![Block::Pairs(String::new(), pairs)];
         let mut events = Table::new(
