@@ -79,7 +79,13 @@ impl History {
             }
             Some(s) => s.last = ts,
             None => {
-                self.cpus.insert(cpu, CpuSpan { first: ts, last: ts });
+                self.cpus.insert(
+                    cpu,
+                    CpuSpan {
+                        first: ts,
+                        last: ts,
+                    },
+                );
                 if self.named.contains(&cpu) {
                     self.unseen -= 1;
                 }

@@ -551,7 +551,11 @@ fn a_wakeup_before_every_cpu_is_recorded_is_not_explained() {
         },
     );
     assert_eq!(doc["trace"]["window_start"], 84.300824);
-    assert!(doc["trace"]["dropped_before_window"].as_u64() > Some(0), "{}", doc["trace"]);
+    assert!(
+        doc["trace"]["dropped_before_window"].as_u64() > Some(0),
+        "{}",
+        doc["trace"]
+    );
     for f in doc["findings"].as_array().unwrap() {
         assert!(f["wakeup_ts"].as_f64() >= Some(84.300824), "{f}");
     }
@@ -576,7 +580,10 @@ fn a_wait_after_an_untraced_move_is_unknown_not_the_run_cpus() {
     assert_eq!(f["latency_us"], 800.0, "{f}");
     assert_eq!(f["root_cause"], "unknown", "{f}");
     let last = f["timeline"].as_array().unwrap().last().unwrap().clone();
-    assert_eq!((last["cpu"].as_u64(), last["start_ts"].as_f64()), (Some(1), Some(10.0001)));
+    assert_eq!(
+        (last["cpu"].as_u64(), last["start_ts"].as_f64()),
+        (Some(1), Some(10.0001))
+    );
     assert!(
         (last["detail"].as_str().unwrap())
             .starts_with("queued on CPU1, it ran on CPU0 and no migration was traced"),

@@ -8,7 +8,8 @@ use rtsleuth_core::analyze::stats::Stats;
 use rtsleuth_core::read::ftrace_text::read_bytes;
 use serde_json::Value;
 
-const HEADER_OVERWRITTEN: &str = "# tracer: nop\n#\n# entries-in-buffer/entries-written: 12/400   #P:2\n#\n";
+const HEADER_OVERWRITTEN: &str =
+    "# tracer: nop\n#\n# entries-in-buffer/entries-written: 12/400   #P:2\n#\n";
 
 fn latency(text: &str) -> Value {
     let mut lat = Latency::new(LatencyOptions::default());
@@ -55,13 +56,22 @@ fn a_wakeup_before_every_cpu_is_recorded_is_not_measured() {
     assert_eq!(doc["trace"]["window_start"], 101.0);
     let ex = explain(&format!("{HEADER_OVERWRITTEN}{OVERWRITTEN}"));
     let findings = ex["findings"].as_array().unwrap();
-    assert!(findings.iter().all(|f| f["wakeup_ts"].as_f64() >= Some(101.0)), "{ex}");
+    assert!(
+        findings
+            .iter()
+            .all(|f| f["wakeup_ts"].as_f64() >= Some(101.0)),
+        "{ex}"
+    );
 }
 
 /// The same lines without the header's overwritten count: a whole recording, both measured.
 #[test]
 fn a_whole_recording_measures_every_wakeup() {
-    let doc = latency(OVERWRITTEN.replace("##### CPU 1 buffer started ####\n", "").as_str());
+    let doc = latency(
+        OVERWRITTEN
+            .replace("##### CPU 1 buffer started ####\n", "")
+            .as_str(),
+    );
     assert_eq!(task(&doc, 7).unwrap()["wakeups"], 2);
     assert_eq!(doc["trace"]["dropped_before_window"], 0);
     assert_eq!(doc["trace"]["window_start"], Value::Null);
@@ -76,7 +86,10 @@ fn stats_shows_each_cpus_history_and_the_common_window() {
     assert_eq!(doc["window"]["start"], 101.0);
     assert_eq!(doc["window"]["end"], 101.15);
     let cpu1 = &doc["per_cpu"][1];
-    assert_eq!((cpu1["first_ts"].as_f64(), cpu1["history_start_ts"].as_f64()), (Some(101.0), Some(101.0)));
+    assert_eq!(
+        (cpu1["first_ts"].as_f64(), cpu1["history_start_ts"].as_f64()),
+        (Some(101.0), Some(101.0))
+    );
     assert_eq!(doc["per_cpu"][0]["last_ts"], 101.15);
 }
 
@@ -95,7 +108,10 @@ const RACE: &str = "\
 fn a_waking_that_races_the_switch_out_counts_from_the_switch_out() {
     let doc = latency(RACE);
     let ct = task(&doc, 7).expect("the raced wake-up is measured");
-    assert_eq!((ct["wakeups"].as_u64(), ct["max_us"].as_f64()), (Some(1), Some(2000.0)));
+    assert_eq!(
+        (ct["wakeups"].as_u64(), ct["max_us"].as_f64()),
+        (Some(1), Some(2000.0))
+    );
     assert_eq!(doc["trace"]["raced_wakeups"], 1);
     let ex = explain(RACE);
     let f = &ex["findings"][0];
@@ -132,9 +148,14 @@ fn a_task_on_two_cpus_at_once_is_an_unmarked_loss() {
 ";
     let doc = latency(text);
     assert_eq!(doc["trace"]["impossible_states"], 1);
-    assert_eq!(task(&doc, 11).map_or(0, |t| t["wakeups"].as_u64().unwrap()), 0);
+    assert_eq!(
+        task(&doc, 11).map_or(0, |t| t["wakeups"].as_u64().unwrap()),
+        0
+    );
     let warned = doc["warnings"].as_array().unwrap();
-    assert!(warned.iter().any(|w| w.as_str().unwrap().contains("contradicts itself")));
+    assert!(warned
+        .iter()
+        .any(|w| w.as_str().unwrap().contains("contradicts itself")));
 }
 
 /// CPU1's clock steps back from 400.000500 to 400.000200: its order is broken and the wake-up
@@ -149,5 +170,8 @@ fn time_going_backwards_on_a_cpu_is_an_unmarked_loss() {
 ";
     let doc = latency(text);
     assert_eq!(doc["trace"]["impossible_states"], 1);
-    assert_eq!(task(&doc, 11).map_or(0, |t| t["wakeups"].as_u64().unwrap()), 0);
+    assert_eq!(
+        task(&doc, 11).map_or(0, |t| t["wakeups"].as_u64().unwrap()),
+        0
+    );
 }

@@ -99,20 +99,18 @@ impl<'a> Formatter<'a> {
         Ok(())
     }
 
-    /// Writes the header; `entries` = event lines in the body, `lost` = lost
-    /// event count (both only shown by the kernel headers).
+    /// Writes the header; `entries` = event lines in the body (only shown by the kernel
+    /// headers).
     pub(crate) fn header<W: Write>(
         &mut self,
         w: &mut W,
         entries: u64,
-        lost: u64,
         empty_cpus: &[u32],
         tc_version: u32,
     ) -> io::Result<()> {
         let cpus = self.expected.cpus;
-        let written = entries + lost;
         let mut lines: Vec<String> = Vec::new();
-        let info = format!("# entries-in-buffer/entries-written: {entries}/{written}   #P:{cpus}");
+        let info = format!("# entries-in-buffer/entries-written: {entries}/{entries}   #P:{cpus}");
         let pre = |l: &mut Vec<String>| {
             l.push("# tracer: nop".into());
             l.push("#".into());
@@ -202,7 +200,7 @@ impl<'a> Formatter<'a> {
                     "# --------------------------------------------------------------------".into(),
                 );
                 lines.push(format!(
-                    "# latency: 0 us, #{entries}/{written}, CPU#0 | (M:preempt VP:0, KP:0, SP:0 HP:0 #P:{cpus})"
+                    "# latency: 0 us, #{entries}/{entries}, CPU#0 | (M:preempt VP:0, KP:0, SP:0 HP:0 #P:{cpus})"
                 ));
                 lines.push("#    -----------------".into());
                 lines.push("#    | task: -0 (uid:0 nice:0 policy:0 rt_prio:0)".into());

@@ -17,10 +17,10 @@
 //! - It ends at the next `sched_switch` with `next_pid` = the task, on any
 //!   CPU; latency = switch ts − wake ts. Pending wake-ups at the end of the
 //!   trace are not counted; a lost-events line drops all pending wake-ups.
-//! - Where the trace says older events were overwritten (a kernel header that counts fewer
-//!   entries than were written names every CPU; a printed `CPU n buffer started` line names
-//!   CPU n), a named CPU is recorded only from its first event on: a wake-up is counted only
-//!   if every named CPU had begun recording by its start.
+//! - A printed `CPU n buffer started` line says CPU n lost its oldest events: it is recorded
+//!   only from its first event on, and a wake-up during which that first event came is not
+//!   counted. (Lost events are drops in the middle: the kernel header counts them as
+//!   dropped, not written, so it does not say the buffer was overwritten.)
 //! - `runtime_ns` sums on-CPU intervals (switch-in → switch-out, both in the
 //!   trace); `switches` counts switch-ins.
 //!
@@ -78,39 +78,37 @@ pub fn generate_to<W: Write>(
         variant,
         Variant::TracePipe | Variant::TraceCmdReport | Variant::TraceCmdRaw
     );
-    let (entries, lost) = if needs_count {
+    let entries = if needs_count {
         let mut sink = io::sink();
-        let e = run(&mut sink, scenario, variant, None)?;
-        (e.event_lines, e.lost_events)
+        run(&mut sink, scenario, variant, None)?.event_lines
     } else {
-        (0, 0)
+        0
     };
-    run(w, scenario, variant, Some((entries, lost)))
+    run(w, scenario, variant, Some(entries))
 }
 
 fn run<W: Write>(
     w: &mut W,
     sc: &Scenario,
     variant: Variant,
-    header: Option<(u64, u64)>,
+    header: Option<u64>,
 ) -> io::Result<Expected> {
     let mut sim = Sim::new(sc);
     let tasks = sim.tasks.clone();
     let cpus = sim.cpus();
     let mut fmt = Formatter::new(variant, &tasks, cpus);
-    let overwritten = header.is_some_and(|(_, lost)| lost > 0);
     let prints_started = !matches!(
         variant,
         Variant::TracePipe | Variant::TraceCmdReport | Variant::TraceCmdRaw
     );
-    let mut oracle = Oracle::new(&tasks, cpus, sc.max_samples, overwritten, prints_started);
-    if let Some((entries, lost)) = header {
+    let mut oracle = Oracle::new(&tasks, cpus, sc.max_samples, prints_started);
+    if let Some(entries) = header {
         let empty: Vec<u32> = if sc.empty_cpu && cpus > 1 {
             vec![cpus - 1]
         } else {
             vec![]
         };
-        fmt.header(w, entries, lost, &empty, sc.trace_cmd_version)?;
+        fmt.header(w, entries, &empty, sc.trace_cmd_version)?;
     }
     let header_bytes = fmt.bytes;
     while let Some(item) = sim.next_item() {

@@ -138,18 +138,18 @@ impl Def {
     }
 }
 
-/// Which CPUs the trace says lost their oldest events, and where each one's events begin.
+/// The CPUs a printed `CPU n buffer started` line says lost their oldest events, and where
+/// each one's events begin.
 struct Window {
-    /// Named by the header (it counts fewer entries than were written: every CPU) or by a
-    /// printed `CPU n buffer started` line.
     named: Vec<bool>,
     first: Vec<Option<u64>>,
 }
 
 impl Window {
-    /// Every named CPU had begun recording by `ts`.
-    fn recorded_from(&self, ts: u64) -> bool {
-        (self.named.iter().zip(&self.first)).all(|(&named, first)| !named || first.is_some_and(|f| f <= ts))
+    /// No named CPU began recording after `start` (by now: the wake-up ends at this event).
+    fn recorded_from(&self, start: u64) -> bool {
+        (self.named.iter().zip(&self.first))
+            .all(|(&named, first)| !named || first.is_none_or(|f| f <= start))
     }
 }
 
@@ -173,12 +173,10 @@ pub(crate) struct Oracle {
 }
 
 impl Oracle {
-    /// `overwritten`: the header counts fewer entries than were written.
     pub(crate) fn new(
         tasks: &[TaskSpec],
         cpus: u32,
         cap: Option<usize>,
-        overwritten: bool,
         prints_started: bool,
     ) -> Oracle {
         Oracle {
@@ -192,7 +190,7 @@ impl Oracle {
             lost: 0,
             cap,
             window: Window {
-                named: vec![overwritten; cpus as usize],
+                named: vec![false; cpus as usize],
                 first: vec![None; cpus as usize],
             },
             prints_started,

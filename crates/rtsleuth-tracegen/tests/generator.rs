@@ -157,7 +157,14 @@ fn recompute(text: &str) -> Recomputed {
     let mut out: BTreeMap<u32, (Vec<u64>, u64, u64)> = BTreeMap::new();
     let mut names: BTreeMap<String, u64> = BTreeMap::new();
     let mut lines = 0;
+    // CPUs named by a `buffer started` line, and their first event once seen.
+    let mut started: HashMap<u32, Option<u64>> = HashMap::new();
     for l in text.lines() {
+        if let Some(rest) = l.strip_prefix("##### CPU ") {
+            let cpu = rest.split_whitespace().next().unwrap().parse().unwrap();
+            started.insert(cpu, None);
+            continue;
+        }
         if l.starts_with('#') || l == "[...]" {
             continue;
         }
@@ -178,6 +185,9 @@ fn recompute(text: &str) -> Recomputed {
             .trim_matches(|c| c == '[' || c == ']')
             .parse()
             .unwrap();
+        if let Some(first @ None) = started.get_mut(&cpu) {
+            *first = Some(ts);
+        }
         let rest = &l[colon + 2..];
         let (name, payload) = rest.split_once(": ").unwrap();
         *names.entry(name.to_string()).or_default() += 1;
@@ -214,7 +224,10 @@ fn recompute(text: &str) -> Recomputed {
                 let e = out.entry(next).or_default();
                 e.2 += 1;
                 if let Some(t0) = pending.remove(&next) {
-                    e.0.push(ts - t0);
+                    // Not while a CPU's recorded history began within it.
+                    if !started.values().flatten().any(|&f| f > t0) {
+                        e.0.push(ts - t0);
+                    }
                 }
             }
         }

@@ -96,10 +96,14 @@ pub enum Step {
     Redefined,
     /// The wake-up of `pid` ended but lies (partly) where the trace recorded nothing: it is not
     /// measured.
-    Unmeasured { pid: i32 },
+    Unmeasured {
+        pid: i32,
+    },
     /// The trace contradicts itself on these CPUs: events were lost there without a marker.
-    /// Every wake-up in flight was dropped, and who runs on these CPUs is unknown.
-    Impossible { cpus: [u32; 2] },
+    /// Every wake-up in flight was dropped; what ran there since is not to be trusted.
+    Impossible {
+        cpus: [u32; 2],
+    },
 }
 
 #[derive(Debug, Default)]
@@ -172,6 +176,12 @@ impl Wakeups {
             warnings.push(format!(
                 "{} wake-ups touched a CPU before its recorded history began and were not measured",
                 self.dropped_before_window
+            ));
+        }
+        let silent = self.history.never_seen();
+        if !silent.is_empty() {
+            warnings.push(format!(
+                "CPU {silent:?} recorded no event although the trace says its buffer was overwritten: while waiting for its history to begin, no wake-up was measured"
             ));
         }
         if self.impossible > 0 {
@@ -264,19 +274,15 @@ impl Wakeups {
     }
 
     /// The trace contradicts itself on `cpus`: events went missing there without a marker.
-    /// Whoever those CPUs ran is unknown until their next events say so, and no wake-up in
-    /// flight is measured across the gap (which CPUs it involved is not tracked).
+    /// No wake-up in flight is measured across the gap (which CPUs it involved is not
+    /// tracked); who runs where is still what the next events show.
     fn contradiction(&mut self, cpus: [u32; 2], out: &mut Vec<Step>) {
         self.impossible += 1;
         for t in self.tasks.values_mut() {
             self.dropped_by_lost += u64::from(t.pending.take().is_some());
-            if t.on_cpu.is_some_and(|c| cpus.contains(&c)) {
-                (t.on_cpu, t.racing) = (None, false);
-            }
         }
         for &c in &cpus {
-            let cpu = &mut self.cpus[c as usize];
-            (cpu.current, cpu.in_place) = (None, None);
+            self.cpus[c as usize].in_place = None;
         }
         out.push(Step::Impossible { cpus });
     }

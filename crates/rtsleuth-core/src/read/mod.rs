@@ -68,7 +68,9 @@ pub enum Record<'a> {
     },
     /// Earlier events of `cpu` (every CPU for `None`) were overwritten before the trace was
     /// read: its recorded history begins at its next event.
-    HistoryBegins { cpu: Option<u32> },
+    HistoryBegins {
+        cpu: Option<u32>,
+    },
 }
 
 /// Receives the events of a trace in order. Analyses implement this.

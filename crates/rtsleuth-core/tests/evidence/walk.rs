@@ -648,14 +648,14 @@ impl<'f> Referee<'f> {
             (None, Some(on)) if !in_place => {
                 t.racing = ev.name == "sched_waking";
                 Some(format!(
-                "{} of {pid}: the task is running on CPU{on} (not in place: {})",
-                ev.name,
-                if ev.pid == pid {
-                    "not in interrupt context"
-                } else {
-                    "woken from another task"
-                }
-            ))
+                    "{} of {pid}: the task is running on CPU{on} (not in place: {})",
+                    ev.name,
+                    if ev.pid == pid {
+                        "not in interrupt context"
+                    } else {
+                        "woken from another task"
+                    }
+                ))
             }
             _ => None,
         };

@@ -175,8 +175,9 @@ impl Driver {
     }
 }
 
-/// The header says older events were overwritten: every CPU it counts (`#P:`) begins late,
-/// or, without a count, every CPU that shows events.
+/// The header says older events were overwritten but not on which CPUs: every CPU it counts
+/// (`#P:`) is recorded only from its first event, so nothing is measured before all of them
+/// have shown one; without a count, every CPU that shows events.
 fn history_begins(nr_cpus: Option<u32>, sink: &mut (dyn EventSink + Send)) {
     match nr_cpus.filter(|&n| n <= crate::event::MAX_CPUS) {
         Some(n) => (0..n).for_each(|cpu| sink.history_begins(Some(cpu))),

@@ -143,18 +143,27 @@ impl Options {
     /// Events lost per CPU as the stats options recorded them (`overrun` plus `dropped
     /// events`), in CPU order.
     pub fn lost_per_cpu(&self) -> Vec<(u32, u64)> {
-        self.cpu_stat_fields(|field| field("overrun:").unwrap_or(0) + field("dropped events:").unwrap_or(0))
+        self.cpu_stat_fields(|field| {
+            field("overrun:").unwrap_or(0) + field("dropped events:").unwrap_or(0)
+        })
     }
 
     /// The CPUs whose oldest events the buffer overwrote (`overrun`, in overwrite mode): their
     /// recorded history begins late ([`crate::validity`]).
     pub fn overrun_cpus(&self) -> Vec<u32> {
         let overruns = self.cpu_stat_fields(|field| field("overrun:").unwrap_or(0));
-        overruns.into_iter().filter(|&(_, n)| n > 0).map(|(cpu, _)| cpu).collect()
+        overruns
+            .into_iter()
+            .filter(|&(_, n)| n > 0)
+            .map(|(cpu, _)| cpu)
+            .collect()
     }
 
     /// One number per CPU stats option, from its `key: value` lines.
-    fn cpu_stat_fields(&self, value: impl Fn(&dyn Fn(&str) -> Option<u64>) -> u64) -> Vec<(u32, u64)> {
+    fn cpu_stat_fields(
+        &self,
+        value: impl Fn(&dyn Fn(&str) -> Option<u64>) -> u64,
+    ) -> Vec<(u32, u64)> {
         self.cpu_stats
             .iter()
             .filter_map(|s| {
