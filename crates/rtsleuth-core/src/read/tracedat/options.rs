@@ -227,6 +227,7 @@ mod tests {
             id::CPUSTAT,
             b"CPU: 1\nentries: 0\noverrun: 12\ndropped events: 3\n\0",
         ));
+        b.extend(opt(id::CPUSTAT, b"CPU: 0\nentries: 9\noverrun: 0\n\0"));
         b.extend(opt(id::OFFSET, b"-1500\0"));
         b.extend(opt(99, b"whatever"));
         b.extend([0, 0]);
@@ -234,7 +235,9 @@ mod tests {
         let next = o.read(&mut Cursor::new(&b, 0, Endian::Little), 6).unwrap();
         assert_eq!(next, None);
         assert_eq!(o.clock.as_deref(), Some("local"));
-        assert_eq!(o.lost_per_cpu(), vec![(1, 15)]);
+        assert_eq!(o.lost_per_cpu(), vec![(1, 15), (0, 0)]);
+        // Only CPU1 overwrote its oldest events: only its history begins late.
+        assert_eq!(o.overrun_cpus(), vec![1]);
         assert_eq!((o.ts_offset, o.skipped.clone()), (-1500, vec![99]));
     }
 
