@@ -15,6 +15,17 @@ pub use flags::{FlagLayout, Flags};
 pub use kind::{EventKind, IrqVector, MarkerKind};
 pub use task_state::TaskState;
 
+/// CPU numbers start at 0 and stay below this: the largest `NR_CPUS` a Linux kernel can be
+/// built with (x86's `CONFIG_MAXSMP`). Analyses keep state per CPU number, so a reader treats a
+/// larger number as damage (a line not understood, a record skipped with a note) instead of
+/// letting one corrupt byte size that state; no event a reader hands out has `cpu >= MAX_CPUS`.
+pub const MAX_CPUS: u32 = 8192;
+
+/// Whether `cpu` is a CPU number a kernel can have (below [`MAX_CPUS`]).
+pub fn possible_cpu(cpu: u64) -> bool {
+    cpu < u64::from(MAX_CPUS)
+}
+
 /// Nanoseconds on the trace clock. For counter clocks (`counter`, `x86-tsc`) the raw count.
 pub type Timestamp = u64;
 
@@ -32,6 +43,7 @@ pub fn ns_to_us(ns: u64) -> f64 {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event<'a> {
     pub ts: Timestamp,
+    /// Always below [`MAX_CPUS`]: readers skip what names a larger CPU.
     pub cpu: u32,
     /// The task that was running when the event was recorded (the line's `comm-pid`).
     pub pid: i32,

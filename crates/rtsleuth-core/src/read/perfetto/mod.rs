@@ -28,6 +28,7 @@ mod tests;
 
 use super::{EventSink, TraceInfo};
 use crate::error::{Error, Result};
+use crate::event::MAX_CPUS;
 use crate::input::{describe_read_error, Input};
 use bundle::Running;
 use emit::{Emitter, Record};
@@ -199,6 +200,12 @@ impl Reader {
     /// with its packet: its events cannot be trusted, the other packets' can.
     fn bundle(&mut self, seq: u32, b: FtraceEventBundle, dropped: bool, offset: u64) {
         let cpu = b.cpu.unwrap_or(0);
+        if cpu >= MAX_CPUS {
+            let why = format_args!(
+                "FtraceEventBundle of CPU {cpu}, beyond the {MAX_CPUS} a kernel can have"
+            );
+            return self.skips.packet(offset, why);
+        }
         let lost = b.lost_events == Some(true) || dropped;
         if let Some(clock) = b.ftrace_clock.filter(|&c| c != 0) {
             self.clocks.insert(clock);
