@@ -163,7 +163,7 @@ impl Wakeups {
                 next_pid,
                 next_prio,
                 ..
-            } => self.switch(ev.ts, ev.cpu, prev_pid, next_pid, Some(next_prio), out),
+            } => self.switch(ev.ts, ev.cpu, prev_pid, next_pid, next_prio, out),
             _ => {}
         }
     }

@@ -26,6 +26,11 @@ pub fn possible_cpu(cpu: u64) -> bool {
     cpu < u64::from(MAX_CPUS)
 }
 
+/// The pid of a task the trace does not name: Perfetto's compact scheduling data states only
+/// the task a CPU switches to, so what ran before a CPU's first switch is unknown. The kernel
+/// has no pid -1; analyses must treat it as unknown, never as a task to blame or rank.
+pub const UNKNOWN_PID: i32 = -1;
+
 /// Nanoseconds on the trace clock. For counter clocks (`counter`, `x86-tsc`) the raw count.
 pub type Timestamp = u64;
 
