@@ -101,6 +101,17 @@ fn read_with(input: Input, sink: &mut (dyn EventSink + Send), window: Limits) ->
     reader.finish(sink, info)
 }
 
+/// The trace clock a bundle's `ftrace_clock` names (Perfetto's `FtraceClock`); every one
+/// counts nanoseconds. `None` for FTRACE_CLOCK_UNKNOWN and numbers Perfetto does not define.
+fn ftrace_clock_name(clock: i32) -> Option<&'static str> {
+    match clock {
+        2 => Some("global"),
+        3 => Some("local"),
+        4 => Some("mono_raw"),
+        _ => None,
+    }
+}
+
 fn malformed(path: &str, offset: u64, reason: String) -> Error {
     Error::Malformed {
         path: path.to_string(),
@@ -330,16 +341,16 @@ impl Reader {
                 self.compressed
             ));
         }
-        for clock in &self.clocks {
-            let name = match clock {
-                2 => "global",
-                3 => "local",
-                4 => "mono_raw",
-                _ => "an unknown clock",
-            };
+        for &clock in &self.clocks {
+            let name = ftrace_clock_name(clock).unwrap_or("an unknown clock");
             info.notes.push(format!(
                 "the ftrace clock was {name}, not boot: timestamps are on that clock"
             ));
         }
+        // Bundles name their clock only when it is not boot (FTRACE_CLOCK_UNSPECIFIED).
+        info.clock = match self.clocks.first() {
+            Some(&c) => ftrace_clock_name(c).map(str::to_string),
+            None => Some("boot".into()),
+        };
     }
 }

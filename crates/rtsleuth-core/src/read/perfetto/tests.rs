@@ -508,3 +508,31 @@ fn a_small_window_keeps_the_order_of_real_traces() {
         );
     }
 }
+
+/// Bundles name their ftrace clock only when it is not boot (Perfetto's
+/// FTRACE_CLOCK_UNSPECIFIED); every Perfetto ftrace clock counts nanoseconds.
+#[test]
+fn the_ftrace_clock_is_named() {
+    let (_, info) = read_trace(compact_trace());
+    assert_eq!(
+        (info.clock.as_deref(), info.clock_ns()),
+        (Some("boot"), true)
+    );
+    let global = packet(Data::FtraceEvents(CheckedBundle::from(FtraceEventBundle {
+        cpu: Some(0),
+        ftrace_clock: Some(2),
+        event: vec![FtraceEvent {
+            timestamp: Some(100),
+            pid: Some(5),
+            body: Some(Body::Print(Print {
+                buf: Some("hit latency threshold (120 > 100)\n".into()),
+            })),
+        }],
+        ..FtraceEventBundle::default()
+    })));
+    let (_, info) = read_trace(global);
+    assert_eq!(
+        (info.clock.as_deref(), info.clock_ns()),
+        (Some("global"), true)
+    );
+}
