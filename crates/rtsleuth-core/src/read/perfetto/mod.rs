@@ -143,6 +143,9 @@ struct Reader {
     first_parse_error: Option<(u32, u64, i32)>,
     /// `FtraceEventBundle.broken_abi_trace_page`s.
     broken_pages: u64,
+    /// Events past [`checked_bundle::MAX_BUNDLE_EVENTS`] of their bundle, and the first such
+    /// bundle's packet offset.
+    over_cap: (u64, Option<u64>),
 }
 
 impl Reader {
@@ -164,6 +167,7 @@ impl Reader {
             parse_errors: 0,
             first_parse_error: None,
             broken_pages: 0,
+            over_cap: (0, None),
         }
     }
 
@@ -187,6 +191,10 @@ impl Reader {
             Some(Data::FtraceEvents(b)) => {
                 if let Some(field) = b.undefined_field {
                     self.skips.undefined_field(offset, field);
+                }
+                if b.over_cap > 0 {
+                    self.over_cap.0 += b.over_cap;
+                    self.over_cap.1.get_or_insert(offset);
                 }
                 self.bundle(seq, b.bundle, dropped, offset)
             }
@@ -327,6 +335,12 @@ impl Reader {
             let (s, are) = if n == 1 { ("", "is") } else { ("s", "are") };
             info.notes.push(format!(
                 "{n} kernel ring-buffer page{s} Perfetto could not parse {are} in the trace only as raw bytes (broken_abi_trace_page): their events are missing"
+            ));
+        }
+        if let (n, Some(at)) = self.over_cap {
+            info.notes.push(format!(
+                "{n} ftrace events were skipped from bundles holding more than {} (first: the packet at byte {at}): no Perfetto writes bundles that large, so the trace is damaged there",
+                checked_bundle::MAX_BUNDLE_EVENTS
             ));
         }
         if self.unknown_events > 0 {
