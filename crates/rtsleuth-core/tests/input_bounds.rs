@@ -116,3 +116,38 @@ fn a_tracedat_cpu_table_entry_of_cpu_4000000000_is_skipped_with_its_offset() {
         info.notes
     );
 }
+
+/// `graph` keeps per-CPU state by hash, so a large CPU column never cost memory there; it is
+/// still a damaged line, counted as not understood with its line number like the text reader's.
+#[test]
+fn a_function_graph_line_with_cpu_9000_is_a_line_not_understood() {
+    let text = "\
+# tracer: function_graph
+#
+# CPU  DURATION                  FUNCTION CALLS
+# |     |   |                     |   |   |   |
+ 0)               |  do_sys_open() {
+ 0)   0.153 us    |    getname();
+ 0)   1.000 us    |  }
+ 9000)   0.153 us    |    rcu_irq_enter();
+ 1)   2.000 us    |  vfs_read();
+";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("graph.txt");
+    std::fs::write(&path, text).unwrap();
+    let path = path.to_str().unwrap().to_string();
+    let opts = rtsleuth_core::analyze::graph::GraphOptions {
+        func: None,
+        top: 10,
+        threshold_us: 1.0,
+    };
+    let doc = within(LIMIT, move || {
+        rtsleuth_core::analyze::graph::analyze(&path, &opts).unwrap()
+    });
+    assert_eq!(doc.json["trace"]["cpus"], serde_json::json!([0, 1]));
+    let warned = doc
+        .warnings
+        .iter()
+        .any(|w| w.contains("first at line 8") && w.contains("9000)"));
+    assert!(warned, "{:?}", doc.warnings);
+}
