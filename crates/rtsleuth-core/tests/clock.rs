@@ -93,3 +93,17 @@ fn a_tracedat_on_a_time_clock_names_it() {
     assert!(info.clock_ns());
     assert!(info.require_time().is_ok());
 }
+
+/// One line whose timestamp lost its decimal point is damage in a trace of seconds, not a
+/// counter clock: the kernel prints every line of a buffer on one clock.
+#[test]
+fn one_damaged_timestamp_does_not_make_a_counter_trace() {
+    let text = "\
+          <idle>-0       [001] d.h3.   100.000000: sched_waking: comm=ct pid=7 prio=19 target_cpu=001
+          <idle>-0       [001] d..2.   100.000010: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=ct next_pid=7 next_prio=19
+              ct-7       [001] d..2.      100000020: sched_switch: prev_comm=ct prev_pid=7 prev_prio=19 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+";
+    let (_, info, _) = read_documents("one.txt", text.as_bytes().to_vec()).unwrap();
+    assert_eq!(info.timestamps, TimestampUnit::Seconds);
+    assert!(info.require_time().is_ok());
+}
