@@ -151,3 +151,33 @@ fn a_function_graph_line_with_cpu_9000_is_a_line_not_understood() {
         .any(|w| w.contains("first at line 8") && w.contains("9000)"));
     assert!(warned, "{:?}", doc.warnings);
 }
+
+/// Found by the damage tests once they drove every analysis: a wake-up in place (ct-7 wakes
+/// itself from a hard interrupt at 100.000100) whose interrupt, by the next damaged
+/// timestamp, ended at 100.000050, before it began. `latency` and `explain` computed
+/// 50 - 100 in unsigned nanoseconds (a panic in debug builds, 18 446 744 073 709 551 566 ns
+/// in release); such a wake-up has no latency to measure, as a switch-in before the wake-up
+/// has none.
+#[test]
+fn a_wakeup_in_place_that_ends_before_it_begins_is_not_measured() {
+    let text = "\
+              ct-7       [001] d.h3.   100.000100: sched_waking: comm=ct pid=7 prio=19 target_cpu=001
+              ct-7       [001] d.h2.   100.000050: irq_handler_exit: irq=11 ret=handled
+              ct-7       [001] .....   100.000060: sys_exit: NR 0 = 0
+";
+    let (events, _, docs) = within(LIMIT, || {
+        read_documents("backwards.txt", text.as_bytes().to_vec()).unwrap()
+    });
+    assert_eq!(events, 3);
+    let [_, latency, explain, ..] = docs;
+    assert_eq!(
+        latency["tasks"].as_array().map_or(0, Vec::len),
+        0,
+        "{latency}"
+    );
+    assert_eq!(
+        explain["findings"].as_array().map_or(0, Vec::len),
+        0,
+        "{explain}"
+    );
+}

@@ -226,6 +226,11 @@ impl Wakeups {
         let Some(start) = self.tasks.get_mut(&pid).and_then(|t| t.pending.take()) else {
             return;
         };
+        // Resumed before it was woken: time went backwards on the CPU (damaged or unsorted
+        // input), as in `switch`; there is no latency to measure.
+        if last_irq < start {
+            return;
+        }
         out.push(Step::End(Wake {
             pid,
             start,
