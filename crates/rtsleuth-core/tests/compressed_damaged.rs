@@ -4,10 +4,8 @@
 
 mod counting;
 
-use counting::Count;
 use proptest::prelude::*;
-use rtsleuth_core::input::Input;
-use rtsleuth_core::read::{self, ftrace_text, NullSink, TraceInfo};
+use rtsleuth_core::read::{ftrace_text, NullSink, TraceInfo};
 use rtsleuth_core::Error;
 use std::path::Path;
 use std::sync::OnceLock;
@@ -29,11 +27,9 @@ fn files() -> &'static (Vec<u8>, Vec<Vec<u8>>) {
     })
 }
 
+/// Reads `bytes` with every analysis attached; any panic fails.
 fn read_bytes(bytes: Vec<u8>) -> Result<(u64, TraceInfo), Error> {
-    let input = Input::from_reader(NAME, Box::new(std::io::Cursor::new(bytes)))?;
-    let mut sink = Count::default();
-    let info = read::read(input, &mut sink)?;
-    Ok((sink.0, info))
+    counting::read_analysed(NAME, bytes)
 }
 
 /// The events of the first `bytes` bytes of the plain text, read as a plain trace.

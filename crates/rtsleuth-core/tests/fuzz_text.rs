@@ -7,39 +7,36 @@
 
 mod counting;
 
-use counting::Count;
+use counting::{Analyses, Count};
 use proptest::prelude::*;
-use rtsleuth_core::analyze::latency::{Latency, LatencyOptions};
-use rtsleuth_core::analyze::stats::Stats;
 use rtsleuth_core::read::ftrace_text::{self, NonEvent};
 use rtsleuth_core::read::{LineCounts, TraceInfo};
 use rtsleuth_core::Error;
 use rtsleuth_tracegen::{generate, Scenario, Variant};
 use std::sync::OnceLock;
 
-/// What a read gave: the info and both documents, or the error.
+/// What a read gave: the info and the documents, or the error.
 struct Read {
     info: TraceInfo,
     latency: serde_json::Value,
     stats: serde_json::Value,
+    /// `explain`, `irq` and `wq`.
+    others: [serde_json::Value; 3],
 }
 
-/// Reads `bytes` as `name` in blocks of `chunk` bytes and builds both reports. Any panic fails
-/// the property (proptest turns it into a failing, shrunk case).
+/// Reads `bytes` as `name` in blocks of `chunk` bytes and builds every analysis's report. Any
+/// panic fails the property (proptest turns it into a failing, shrunk case).
 fn read(name: &str, bytes: &[u8], chunk: usize) -> Result<Read, Error> {
-    let mut sink = (
-        (Latency::new(LatencyOptions::default()), Stats::new()),
-        Count::default(),
-    );
+    let mut sink = (Analyses::new(), Count::default());
     let info = ftrace_text::read_bytes(name, bytes.to_vec(), chunk, &mut sink)?;
-    let ((lat, stats), count) = sink;
+    let (analyses, count) = sink;
     assert_eq!(count.0, info.events, "{name}: events handed to the sink");
-    let latency = lat.document(&info).json;
-    let stats = stats.document(&info).json;
+    let [stats, latency, explain, irq, wq] = analyses.documents(&info);
     Ok(Read {
         info,
         latency,
         stats,
+        others: [explain, irq, wq],
     })
 }
 
@@ -76,6 +73,9 @@ fn check(name: &str, bytes: &[u8], chunk: usize) -> Result<Option<Read>, TestCas
                 .sum();
             prop_assert_eq!(per_event, r.info.events, "{}: per-event sum", name);
             prop_assert!(r.latency["tasks"].is_array());
+            for doc in &r.others {
+                prop_assert!(doc["schema"].is_string(), "{}: {}", name, doc);
+            }
             Ok(Some(r))
         }
         Err(e) => {
@@ -171,6 +171,9 @@ enum Mutation {
     Insert(usize, Vec<u8>),
     /// Turn the `\n` of line (index mod lines) into `\r\n`.
     Crlf(usize),
+    /// Replace the first `[digits]` of line (index mod lines) with `[cpu]`: CPU numbers up to
+    /// 2^32 - 1, which must not size any analysis's per-CPU state.
+    Cpu(usize, u32),
 }
 
 fn mutation() -> impl Strategy<Value = Mutation> {
@@ -188,6 +191,11 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         (any::<usize>(), prop::collection::vec(any::<u8>(), 1..12))
             .prop_map(|(i, b)| Mutation::Insert(i, b)),
         any::<usize>().prop_map(Mutation::Crlf),
+        (
+            any::<usize>(),
+            prop_oneof![0u32..16, 8190u32..8194, any::<u32>()]
+        )
+            .prop_map(|(i, c)| Mutation::Cpu(i, c)),
     ]
 }
 
@@ -215,7 +223,8 @@ fn apply(bytes: &mut Vec<u8>, m: &Mutation) {
         Mutation::DeleteLine(i)
         | Mutation::DuplicateLine(i)
         | Mutation::MoveLine(i, _)
-        | Mutation::Crlf(i) => {
+        | Mutation::Crlf(i)
+        | Mutation::Cpu(i, _) => {
             let mut lines = split_lines(bytes);
             let n = lines.len();
             let k = i % n;
@@ -243,10 +252,25 @@ fn apply(bytes: &mut Vec<u8>, m: &Mutation) {
                         lines[k].insert(last, b'\r');
                     }
                 }
+                Mutation::Cpu(_, cpu) => replace_cpu_column(&mut lines[k], *cpu),
                 _ => unreachable!(),
             }
             *bytes = lines.concat();
         }
+    }
+}
+
+/// Rewrites the first bracketed run of digits in `line` to `cpu`.
+fn replace_cpu_column(line: &mut Vec<u8>, cpu: u32) {
+    let Some(open) = line.iter().position(|&b| b == b'[') else {
+        return;
+    };
+    let digits = line[open + 1..]
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    if digits > 0 && line.get(open + 1 + digits) == Some(&b']') {
+        line.splice(open + 1..open + 1 + digits, cpu.to_string().into_bytes());
     }
 }
 

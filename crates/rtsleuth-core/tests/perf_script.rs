@@ -45,10 +45,10 @@ impl EventSink for Collect {
                 ..
             } => vec![
                 prev_pid.to_string(),
-                prev_prio.to_string(),
+                prev_prio.map_or("?".into(), |p| p.to_string()),
                 prev_state.letter().to_string(),
                 next_pid.to_string(),
-                next_prio.to_string(),
+                next_prio.map_or("?".into(), |p| p.to_string()),
             ],
             EventKind::SchedWaking {
                 pid,

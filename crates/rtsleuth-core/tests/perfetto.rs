@@ -153,6 +153,7 @@ impl EventSink for Collect {
                 if prev_pid != 0 && !prev_comm.is_empty() {
                     assert_eq!(e.comm, prev_comm, "the running task is named by the switch");
                 }
+                let next_prio = next_prio.map_or("?".into(), |p| p.to_string());
                 let line = format!(
                     "{} {} {prev_pid} {next_pid} {letters} {next_prio}",
                     e.ts, e.cpu

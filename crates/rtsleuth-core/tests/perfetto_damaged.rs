@@ -13,11 +13,8 @@
 mod counting;
 mod shared_fixtures;
 
-use counting::Count;
 use proptest::prelude::*;
-use rtsleuth_core::analyze::stats::Stats;
-use rtsleuth_core::input::Input;
-use rtsleuth_core::read::{self, TraceInfo};
+use rtsleuth_core::read::TraceInfo;
 use rtsleuth_core::Error;
 use std::ops::Range;
 use std::sync::OnceLock;
@@ -130,17 +127,14 @@ fn fixture(name: &str) -> Option<&'static Fixture> {
     all.iter().find(|(n, _)| n == name).map(|(_, f)| f)
 }
 
-/// Reads `bytes` with the stats analysis attached (it prints every warning); any panic fails.
+/// Reads `bytes` with every analysis attached (stats prints every warning); any panic fails.
 fn read_bytes(bytes: Vec<u8>) -> Result<(u64, TraceInfo), Error> {
-    let input = Input::from_reader(NAME, Box::new(std::io::Cursor::new(bytes)))?;
-    let mut sink = (Count::default(), Stats::new());
-    let info = read::read(input, &mut sink)?;
-    let doc = sink.1.document(&info).json;
+    let (events, info, docs) = counting::read_documents(NAME, bytes)?;
     assert_eq!(
-        doc["warnings"].as_array().unwrap().len(),
+        docs[0]["warnings"].as_array().unwrap().len(),
         info.warnings().len()
     );
-    Ok((sink.0 .0, info))
+    Ok((events, info))
 }
 
 /// The note that counts packets skipped whole.

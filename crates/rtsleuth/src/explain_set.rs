@@ -39,6 +39,7 @@ pub fn run(
         } else {
             (read::read(input, &mut explain)?, Vec::new())
         };
+        info.require_time()?;
         let causes = explain.causes();
         let doc = explain.document(&info);
         Ok((info, Explained { doc, causes, tasks }))

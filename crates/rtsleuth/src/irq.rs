@@ -34,6 +34,7 @@ pub fn run(args: IrqArgs) -> Result<()> {
         let analyse = |input| {
             let mut irq = Irq::new(opts.clone());
             let (info, section) = latency_tracer::read(input, &mut irq)?;
+            info.require_time()?;
             let work = irq.work();
             Ok((info.clone(), (irq.document(&info, section.as_ref()), work)))
         };
@@ -47,5 +48,6 @@ pub fn run(args: IrqArgs) -> Result<()> {
     let input = Input::open(&args.common.traces[0])?;
     let _progress = crate::progress::for_input(&input);
     let (info, section) = latency_tracer::read(input, &mut irq)?;
+    info.require_time()?;
     emit_drawable(&irq.document(&info, section.as_ref()), &args.common, false)
 }

@@ -24,6 +24,7 @@ pub fn run(
     let analyse = |input| {
         let mut latency = Latency::new(opts.clone());
         let info = read::read(input, &mut latency)?;
+        info.require_time()?;
         let tasks = latency.task_latencies();
         let doc = latency.document(&info);
         Ok((info, Measured { doc, tasks }))

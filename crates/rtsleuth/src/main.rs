@@ -243,6 +243,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 let mut explain = Explain::new(opts);
                 let info = read_trace(&common.traces[0], &mut explain)?;
+                info.require_time()?;
                 emit_drawable(&explain.document(&info), &common, false)
             }
         }
@@ -276,6 +277,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 let mut latency = Latency::new(opts);
                 let info = read_trace(&common.traces[0], &mut latency)?;
+                info.require_time()?;
                 emit_drawable(&latency.document(&info), &common, csv)
             }
         }

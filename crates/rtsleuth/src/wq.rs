@@ -23,6 +23,7 @@ pub fn run(args: WqArgs) -> Result<()> {
         let analyse = |input| {
             let mut wq = Wq::new(opts.clone());
             let info = read::read(input, &mut wq)?;
+            info.require_time()?;
             let timings = wq.timings();
             Ok((info.clone(), (wq.document(&info), timings)))
         };
@@ -34,5 +35,6 @@ pub fn run(args: WqArgs) -> Result<()> {
     }
     let mut wq = Wq::new(opts);
     let info = read_trace(&args.common.traces[0], &mut wq)?;
+    info.require_time()?;
     emit(&wq.document(&info), args.common.json, false)
 }

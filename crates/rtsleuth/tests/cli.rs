@@ -761,3 +761,50 @@ fn every_analysis_help_lists_every_format_read() {
         );
     }
 }
+
+/// Counter clocks give counts, not time: every command that prints microseconds refuses the
+/// trace with one line naming the clock and the fix; `stats` reads it and says so. Before,
+/// `latency` printed the 600000 counts of `by_hand.txt` (woken at 1000, run at 601000) as
+/// "600 us".
+#[test]
+fn counter_clocks_are_refused_by_every_measuring_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("page.html");
+    let page = page.to_str().unwrap();
+    for (path, clock) in [
+        (
+            "tests/fixtures/tracedat/clock_counter/by_hand.txt",
+            "a counter trace clock",
+        ),
+        (
+            "tests/fixtures/tracedat/clock_counter/trace.txt",
+            "a counter trace clock",
+        ),
+        (
+            "tests/fixtures/tracedat/clock_x86_tsc/trace.dat",
+            "the `x86-tsc` trace clock",
+        ),
+    ] {
+        let runs: [&[&str]; 6] = [
+            &["latency", path],
+            &["latency", "--json", path],
+            &["explain", path],
+            &["irq", path],
+            &["wq", path],
+            &["report", path, "-o", page],
+        ];
+        for args in runs {
+            let msg = fails(args, path);
+            assert!(
+                msg.contains(&format!("its timestamps are raw counts of {clock}"))
+                    && msg.contains("-C mono"),
+                "{args:?}: {msg}"
+            );
+        }
+        let stats = ok(&["stats", path]);
+        assert!(stats.contains("raw counts, not nanoseconds"), "{stats}");
+        let json: serde_json::Value =
+            serde_json::from_str(&ok(&["stats", "--json", path])).unwrap();
+        assert_eq!(json["trace"]["clock_ns"], false);
+    }
+}

@@ -192,6 +192,16 @@ impl Stats {
     }
 }
 
+/// The trace clock and whether its timestamps are time: counts cannot give latencies.
+fn clock_line(info: &TraceInfo) -> String {
+    let name = info.clock.as_deref().unwrap_or("not named in the file");
+    if info.clock_ns() {
+        format!("{name} (nanoseconds)")
+    } else {
+        format!("{name} (raw counts, not nanoseconds: no latency can be measured)")
+    }
+}
+
 fn summary_pairs(info: &TraceInfo, tasks: usize) -> Vec<(String, String)> {
     let mut format = info.format.name().to_string();
     if let Some(c) = info.compression {
@@ -209,6 +219,9 @@ fn summary_pairs(info: &TraceInfo, tasks: usize) -> Vec<(String, String)> {
         format.push_str(&format!(", written by perf {v}"));
     }
     let span = match (info.first_ts, info.last_ts) {
+        (Some(a), Some(b)) if !info.clock_ns() => {
+            format!("{a} .. {b} ({} counts)", b.saturating_sub(a))
+        }
         (Some(a), Some(b)) => format!(
             "{} .. {} ({:.6} s)",
             fmt_ts(a),
@@ -239,6 +252,7 @@ fn summary_pairs(info: &TraceInfo, tasks: usize) -> Vec<(String, String)> {
             "Timestamps".into(),
             format!("{:?}", info.timestamps).to_lowercase(),
         ),
+        ("Clock".into(), clock_line(info)),
         ("Span".into(), span),
         ("CPUs".into(), cpus),
         ("Events".into(), info.events.to_string()),

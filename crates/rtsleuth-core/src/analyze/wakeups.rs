@@ -252,7 +252,7 @@ impl Wakeups {
                 ..
             } => {
                 self.check_switch(ev.cpu, prev_pid, next_pid, out);
-                self.switch(ev.ts, ev.cpu, prev_pid, next_pid, Some(next_prio), out);
+                self.switch(ev.ts, ev.cpu, prev_pid, next_pid, next_prio, out);
                 self.switched_out(ev.ts, prev_pid, prev_state, out);
             }
             _ => {}
@@ -396,6 +396,11 @@ impl Wakeups {
         let Some(start) = self.tasks.get_mut(&pid).and_then(|t| t.pending.take()) else {
             return;
         };
+        // Resumed before it was woken: time went backwards on the CPU (damaged or unsorted
+        // input), as in `switch`; there is no latency to measure.
+        if last_irq < start {
+            return;
+        }
         let wake = Wake {
             pid,
             start,

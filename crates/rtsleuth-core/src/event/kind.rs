@@ -29,14 +29,17 @@ pub enum MarkerKind {
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum EventKind<'a> {
+    /// A task printed as [`super::UNKNOWN_PID`] is one the trace does not name; a prio of
+    /// `None` is one the trace does not give (Perfetto's compact form before a CPU's first
+    /// switch, a Perfetto event without the field). Neither is ever made up.
     SchedSwitch {
         prev_comm: &'a str,
         prev_pid: i32,
-        prev_prio: i32,
+        prev_prio: Option<i32>,
         prev_state: TaskState,
         next_comm: &'a str,
         next_pid: i32,
-        next_prio: i32,
+        next_prio: Option<i32>,
     },
     /// `sched_waking`: the wake-up starts (it runs on the waker's CPU).
     SchedWaking {
@@ -182,7 +185,7 @@ pub enum EventKind<'a> {
 
 impl EventKind<'_> {
     /// The (pid, prio) pairs the event states: both tasks of a switch, the woken or migrated
-    /// task.
+    /// task. A prio the event does not give is no pair.
     pub fn task_prios(&self) -> [Option<(i32, i32)>; 2] {
         match *self {
             EventKind::SchedSwitch {
@@ -191,7 +194,10 @@ impl EventKind<'_> {
                 next_pid,
                 next_prio,
                 ..
-            } => [Some((prev_pid, prev_prio)), Some((next_pid, next_prio))],
+            } => [
+                prev_prio.map(|p| (prev_pid, p)),
+                next_prio.map(|p| (next_pid, p)),
+            ],
             EventKind::SchedWaking { pid, prio, .. }
             | EventKind::SchedWakeup { pid, prio, .. }
             | EventKind::SchedWakeupNew { pid, prio, .. }

@@ -15,12 +15,24 @@ pub use flags::{FlagLayout, Flags};
 pub use kind::{EventKind, IrqVector, MarkerKind};
 pub use task_state::TaskState;
 
+/// CPU numbers start at 0 and stay below this: the largest `NR_CPUS` a Linux kernel can be
+/// built with (x86's `CONFIG_MAXSMP`). Analyses keep state per CPU number, so a reader treats a
+/// larger number as damage (a line not understood, a record skipped with a note) instead of
+/// letting one corrupt byte size that state; no event a reader hands out has `cpu >= MAX_CPUS`.
+pub const MAX_CPUS: u32 = 8192;
+
+/// Whether `cpu` is a CPU number a kernel can have (below [`MAX_CPUS`]).
+pub fn possible_cpu(cpu: u64) -> bool {
+    cpu < u64::from(MAX_CPUS)
+}
+
+/// The pid of a task the trace does not name: Perfetto's compact scheduling data states only
+/// the task a CPU switches to, so what ran before a CPU's first switch is unknown. The kernel
+/// has no pid -1; analyses must treat it as unknown, never as a task to blame or rank.
+pub const UNKNOWN_PID: i32 = -1;
+
 /// Nanoseconds on the trace clock. For counter clocks (`counter`, `x86-tsc`) the raw count.
 pub type Timestamp = u64;
-
-/// The most CPUs a Linux kernel can have (`NR_CPUS` tops out at 8192): a larger CPU number in a
-/// trace is damage, and per-CPU state is never sized beyond it.
-pub const MAX_CPUS: u32 = 8192;
 
 /// Converts a trace timestamp to seconds for display and JSON.
 pub fn ts_to_secs(ts: Timestamp) -> f64 {
@@ -36,6 +48,7 @@ pub fn ns_to_us(ns: u64) -> f64 {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event<'a> {
     pub ts: Timestamp,
+    /// Always below [`MAX_CPUS`]: readers skip what names a larger CPU.
     pub cpu: u32,
     /// The task that was running when the event was recorded (the line's `comm-pid`).
     pub pid: i32,

@@ -3,6 +3,7 @@
 use super::ftrace_text::{Header, NonEvent, TimestampUnit};
 use crate::event::{ts_to_secs, Timestamp};
 use crate::input::{Compression, Format};
+use crate::Error;
 use serde::{Serialize, Serializer};
 
 /// Counts of every line of a text trace by what it was.
@@ -76,8 +77,12 @@ pub struct TraceInfo {
     pub lost_events: u64,
     /// Events whose timestamp is earlier than one before them in the file.
     pub out_of_order: u64,
-    /// How timestamps were printed.
+    /// How timestamps were printed: [`TimestampUnit::Counter`] when they are a counter's raw
+    /// values that the file gives no conversion for.
     pub timestamps: TimestampUnit,
+    /// The trace clock as the file names it (trace.dat's selected `trace_clock`, Perfetto's
+    /// bundle `ftrace_clock`); `None` where the file does not say (ftrace text, perf.data).
+    pub clock: Option<String>,
     pub lines: LineCounts,
     pub unparsed_examples: Vec<UnparsedLine>,
     /// What a binary reader skipped or found damaged (corrupt pages, unknown event ids, a
@@ -116,6 +121,7 @@ impl TraceInfo {
             lost_events: 0,
             out_of_order: 0,
             timestamps: TimestampUnit::Seconds,
+            clock: None,
             lines: LineCounts::default(),
             unparsed_examples: Vec::new(),
             notes: Vec::new(),
@@ -137,6 +143,27 @@ impl TraceInfo {
         if let Err(pos) = self.cpus.binary_search(&cpu) {
             self.cpus.insert(pos, cpu);
         }
+    }
+
+    /// Whether timestamps are nanoseconds: every trace clock but a raw counter (`x86-tsc`
+    /// without the file's conversion, `counter`, or text printing timestamps without a point).
+    pub fn clock_ns(&self) -> bool {
+        self.timestamps != TimestampUnit::Counter
+    }
+
+    /// Refuses a trace whose timestamps are not time, for the analyses that measure durations.
+    pub fn require_time(&self) -> Result<(), Error> {
+        if self.clock_ns() {
+            return Ok(());
+        }
+        let clock = match &self.clock {
+            Some(c) => format!("the `{c}` trace clock"),
+            None => "a counter trace clock (`x86-tsc` or `counter`: timestamps printed without a decimal point)".into(),
+        };
+        Err(Error::CounterClock {
+            path: self.source.clone(),
+            clock,
+        })
     }
 
     /// Span of the trace in nanoseconds.

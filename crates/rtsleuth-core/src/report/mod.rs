@@ -81,6 +81,8 @@ pub fn trace_json(info: &TraceInfo) -> serde_json::Value {
         "start": info.first_ts.map(ts_to_secs),
         "end": info.last_ts.map(ts_to_secs),
         "lost_events": info.lost_events,
+        "clock": info.clock,
+        "clock_ns": info.clock_ns(),
     })
 }
 

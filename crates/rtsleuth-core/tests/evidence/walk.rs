@@ -793,13 +793,20 @@ impl<'f> Referee<'f> {
                 next_prio,
                 ..
             } => {
-                self.task(prev_pid).prio = Some(prev_prio);
-                self.task(next_pid).prio = Some(next_prio);
-                self.resolve_awaiting(c, Some((prev_pid, prev_prio)));
+                // A prio the trace does not give (Perfetto compact_sched) stays unknown.
+                if prev_prio.is_some() {
+                    self.task(prev_pid).prio = prev_prio;
+                }
+                if next_prio.is_some() {
+                    self.task(next_pid).prio = next_prio;
+                }
+                self.resolve_awaiting(c, prev_prio.map(|p| (prev_pid, p)));
                 for k in 0..self.cpus[c as usize].active.len() {
                     let j = self.cpus[c as usize].active[k];
                     if matches!(self.jobs[j].check, Check::Task { x } if x == prev_pid) {
-                        self.jobs[j].prio_after.get_or_insert(prev_prio);
+                        if let Some(p) = prev_prio {
+                            self.jobs[j].prio_after.get_or_insert(p);
+                        }
                     }
                 }
                 if prev_pid != 0 && self.task(prev_pid).on_cpu == Some(c) {
@@ -810,10 +817,14 @@ impl<'f> Referee<'f> {
                 }
                 self.set_current(c, next_pid, ts);
                 let raced = std::mem::take(&mut self.task(prev_pid).racing);
-                if raced && prev_pid != 0 && !prev_state.is_runnable() {
-                    self.start_wakeup(ev, prev_pid, prev_prio);
+                if let (true, Some(prio)) = (raced && prev_pid != 0, prev_prio) {
+                    if !prev_state.is_runnable() {
+                        self.start_wakeup(ev, prev_pid, prio);
+                    }
                 }
-                if next_pid != 0 {
+                let waking_prio = self.tasks.get(&next_pid).and_then(|t| t.pending.as_ref());
+                let next_prio = next_prio.or(waking_prio.map(|w| w.prio));
+                if let (true, Some(next_prio)) = (next_pid != 0, next_prio) {
                     self.end_wakeup(
                         next_pid,
                         End {

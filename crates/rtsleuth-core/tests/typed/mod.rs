@@ -18,11 +18,11 @@ pub fn typed(kind: &EventKind<'_>) -> Vec<(&'static str, String)> {
         } => vec![
             ("prev_comm", s(prev_comm)),
             ("prev_pid", prev_pid.to_string()),
-            ("prev_prio", prev_prio.to_string()),
+            ("prev_prio", prev_prio.map_or("?".into(), |p| p.to_string())),
             ("prev_state", prev_state.letter().into()),
             ("next_comm", s(next_comm)),
             ("next_pid", next_pid.to_string()),
-            ("next_prio", next_prio.to_string()),
+            ("next_prio", next_prio.map_or("?".into(), |p| p.to_string())),
         ],
         EventKind::SchedWaking {
             comm,

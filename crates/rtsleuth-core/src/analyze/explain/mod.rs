@@ -175,7 +175,10 @@ impl Explain {
                 prev_pid,
                 prev_prio,
                 ..
-            } if prev_pid == pid => (prev_prio, Some(ev.cpu)),
+            } if prev_pid == pid => match prev_prio.or(self.prios.get(&pid).copied()) {
+                Some(prio) => (prio, Some(ev.cpu)),
+                None => return,
+            },
             _ => return,
         };
         if !self.is_target(pid, prio) {

@@ -261,7 +261,7 @@ impl CpuTimeline {
                 }
                 self.task = Activity::Task {
                     pid: next_pid,
-                    prio: Some(next_prio),
+                    prio: next_prio,
                 };
                 self.refresh(ts);
             }

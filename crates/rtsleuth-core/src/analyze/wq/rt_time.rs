@@ -22,7 +22,8 @@ pub struct RtTime {
 }
 
 impl RtTime {
-    pub fn switch(&mut self, cpu: u32, ts: Timestamp, next_pid: i32, next_prio: i32) {
+    /// A switch to `next_pid`; a task of unknown prio is not counted as real-time.
+    pub fn switch(&mut self, cpu: u32, ts: Timestamp, next_pid: i32, next_prio: Option<i32>) {
         let i = cpu as usize;
         if i >= self.cpus.len() {
             self.cpus.resize(i + 1, Cpu::default());
@@ -31,9 +32,12 @@ impl RtTime {
         if let Some(since) = c.since.take() {
             c.total_ns = c.total_ns.saturating_add(ts.saturating_sub(since));
         }
-        if next_pid != 0 && next_prio < 100 {
-            c.since = Some(ts);
-            c.last = Some((next_pid, next_prio));
+        match next_prio {
+            Some(prio) if next_pid != 0 && prio < 100 => {
+                c.since = Some(ts);
+                c.last = Some((next_pid, prio));
+            }
+            _ => {}
         }
     }
 
@@ -63,9 +67,9 @@ mod tests {
     #[test]
     fn counts_only_real_time_intervals() {
         let mut rt = RtTime::default();
-        rt.switch(0, 100, 7, 9); // FIFO task in
-        rt.switch(0, 400, 8, 120); // normal task in: 300 ns of RT
-        rt.switch(0, 500, 7, 9); // RT again
+        rt.switch(0, 100, 7, Some(9)); // FIFO task in
+        rt.switch(0, 400, 8, Some(120)); // normal task in: 300 ns of RT
+        rt.switch(0, 500, 7, Some(9)); // RT again
         assert_eq!(rt.reading(0, 450), 300);
         assert_eq!(rt.reading(0, 650), 450);
         assert_eq!(rt.last(0), Some((7, 9)));

@@ -49,11 +49,11 @@ fn body(ev: &Event<'_>, symbols: &mut Symbols) -> Option<Body> {
         } => Body::SchedSwitch(SchedSwitch {
             prev_comm: s(prev_comm),
             prev_pid: Some(prev_pid),
-            prev_prio: Some(prev_prio),
+            prev_prio,
             prev_state: prev_state.to_report_bits().map(|b| b as i64),
             next_comm: s(next_comm),
             next_pid: Some(next_pid),
-            next_prio: Some(next_prio),
+            next_prio,
         }),
         EventKind::SchedWaking {
             comm,

@@ -5,7 +5,7 @@
 //! `perf script` prints `comm tid [cpu] timestamp: system:name: payload` ([`super::perf_line`]).
 
 use super::{payload, perf_line};
-use crate::event::{Event, EventKind, FlagLayout, Flags, Timestamp};
+use crate::event::{possible_cpu, Event, EventKind, FlagLayout, Flags, Timestamp, MAX_CPUS};
 use crate::read::Decode;
 
 /// What a line turned out to be.
@@ -108,8 +108,10 @@ pub fn parse_line<'a>(line: &'a str, ctx: &LineContext) -> Line<'a> {
     };
     if first == b'#' {
         if t.starts_with("#####") && t.contains("buffer started") {
-            if let Some(cpu) = first_number(t) {
-                return Line::BufferStarted { cpu: cpu as u32 };
+            match first_number(t) {
+                Some(cpu) if possible_cpu(cpu) => return Line::BufferStarted { cpu: cpu as u32 },
+                Some(_) => return Line::Other(NonEvent::Unparsed),
+                None => {}
             }
         }
         return Line::Other(NonEvent::Comment);
@@ -126,12 +128,15 @@ fn classify_other(t: &str) -> Line<'_> {
         return Line::Other(NonEvent::Elided);
     }
     if t.contains("[LOST") || t.contains("EVENTS DROPPED") {
-        let cpu = t
-            .strip_prefix("CPU:")
-            .and_then(first_number)
-            .map(|c| c as u32);
+        let cpu = t.strip_prefix("CPU:").and_then(first_number);
+        if cpu.is_some_and(|c| !possible_cpu(c)) {
+            return Line::Other(NonEvent::Unparsed);
+        }
         let count = t.split_once('[').and_then(|(_, rest)| first_number(rest));
-        return Line::Lost { cpu, count };
+        return Line::Lost {
+            cpu: cpu.map(|c| c as u32),
+            count,
+        };
     }
     if t.starts_with("version =")
         || t.starts_with("cpus=")
@@ -175,6 +180,10 @@ impl<'a> Prefix<'a> {
         flags: Flags,
         (ts, unit): (Timestamp, TimestampUnit),
     ) -> Option<Self> {
+        // A CPU no kernel has is a damaged line, not an event (see [`MAX_CPUS`]).
+        if cpu >= MAX_CPUS {
+            return None;
+        }
         let (task, tgid) = split_tgid(task.trim_ascii())?;
         // Both forms read only a task whose last word is perf's `-1` (unknown, `:-1    -1/-1`);
         // as `comm-pid` that would be pid 1 with a comm ending in a blank or a `/`.
@@ -661,5 +670,29 @@ mod tests {
             Line::Other(NonEvent::Unparsed)
         );
         assert_eq!(parse_line(" gid=4", &ctx), Line::Other(NonEvent::Unparsed));
+    }
+
+    /// A CPU column no kernel can have is damage: the line is not an event (the text reader
+    /// counts it as not understood), in every prefix form and in the markers that name CPUs.
+    #[test]
+    fn cpus_beyond_max_cpus_are_not_events() {
+        let ctx = LineContext::default();
+        let unparsed = Line::Other(NonEvent::Unparsed);
+        for line in [
+            "  bash-1 [4000000000] d..2. 10.000000: sched_waking: comm=a pid=2 prio=9 target_cpu=000",
+            "  bash-1 [8192] d..2. 10.000000: sched_waking: comm=a pid=2 prio=9 target_cpu=000",
+            "  bash-1 (1) [123456789] d..2 10.000000: sched_waking: comm=a pid=2 prio=9",
+            "  bash-1   8192d..2. 130508844us+: sched_waking: comm=a pid=2 prio=9",
+            "  perf 1 [9000] 10.000000: sched:sched_waking: comm=a pid=2 prio=9",
+            "CPU:4000000000 [LOST 3 EVENTS]",
+            "##### CPU 9999 buffer started ####",
+        ] {
+            assert_eq!(parse_line(line, &ctx), unparsed, "{line}");
+        }
+        // The largest CPU number there can be is still an event.
+        assert_eq!(
+            ev("  bash-1 [8191] d..2. 10.000000: sched_waking: comm=a pid=2 prio=9").cpu,
+            8191
+        );
     }
 }

@@ -55,8 +55,8 @@ struct Parsed<'a> {
     records: Vec<Record<'a>>,
     counts: LineCounts,
     unparsed: Vec<UnparsedLine>,
-    /// The unit of the last timestamp in the block.
-    unit: Option<TimestampUnit>,
+    /// Event lines by the unit their timestamp was printed in.
+    units: UnitCounts,
     /// A line over [`MAX_LINE`]: its line number within the block and byte offset.
     overlong: Option<(u64, u64)>,
 }
@@ -66,6 +66,7 @@ struct Driver {
     info: TraceInfo,
     /// Where a damaged compressed stream stopped: the lines before it are read.
     damage: Option<StreamEnd>,
+    units: UnitCounts,
 }
 
 impl Driver {
@@ -74,6 +75,7 @@ impl Driver {
             chunks: Prefetch::spawn(chunks, window()),
             info,
             damage: None,
+            units: UnitCounts::default(),
         }
     }
 
@@ -116,7 +118,7 @@ impl Driver {
             parse_in_order(
                 &batch,
                 |c| parse_chunk(c, &ctx),
-                |chunk, parsed| absorb(&mut self.info, chunk, parsed, sink),
+                |chunk, parsed| absorb(&mut self.info, &mut self.units, chunk, parsed, sink),
             )?;
             for mut c in batch {
                 self.damage = self.damage.take().or(c.damage.take());
@@ -137,6 +139,7 @@ impl Driver {
 
     fn finish(mut self) -> Result<TraceInfo> {
         let info = &mut self.info;
+        info.timestamps = main_unit(&self.units);
         if let Some(end) = self.damage {
             if info.events == 0 {
                 return Err(end.damage.into_error());
@@ -202,9 +205,29 @@ fn head_of(batch: &[Chunk]) -> Vec<u8> {
     head
 }
 
+/// Event lines by [`TimestampUnit`] (its discriminant is the index).
+type UnitCounts = [u64; 3];
+
+/// The unit most event lines print: a kernel prints every line of a trace on one clock (a
+/// clock change empties the buffer), so a few lines in another unit are damage and must not
+/// turn a trace of seconds into one of counts, or the other way round.
+fn main_unit(units: &UnitCounts) -> TimestampUnit {
+    let all = [
+        TimestampUnit::Seconds,
+        TimestampUnit::Microseconds,
+        TimestampUnit::Counter,
+    ];
+    // The first of the largest: seconds win a tie.
+    all.into_iter()
+        .rev()
+        .max_by_key(|&u| units[u as usize])
+        .unwrap_or_default()
+}
+
 /// Hands one parsed block to the sink and folds its counts into the trace info.
 fn absorb(
     info: &mut TraceInfo,
+    units: &mut UnitCounts,
     chunk: &Chunk,
     p: Parsed<'_>,
     sink: &mut (dyn EventSink + Send),
@@ -228,8 +251,8 @@ fn absorb(
     sink.records(&p.records);
     info.events += p.counts.events;
     info.bytes += chunk.data.len() as u64;
-    if let Some(unit) = p.unit {
-        info.timestamps = unit;
+    for (n, add) in units.iter_mut().zip(p.units) {
+        *n += add;
     }
     for mut u in p.unparsed {
         if info.unparsed_examples.len() < EXAMPLES {
@@ -266,7 +289,7 @@ fn parse_chunk<'a>(chunk: &'a Chunk, ctx: &LineContext) -> Parsed<'a> {
         match parsed {
             Ok((_, Line::Event(ev, unit))) => {
                 p.counts.events += 1;
-                p.unit = Some(unit);
+                p.units[unit as usize] += 1;
                 p.records.push(Record::Event(ev));
             }
             Ok((_, Line::Lost { cpu, count })) => {
@@ -301,4 +324,19 @@ fn parse_chunk<'a>(chunk: &'a Chunk, ctx: &LineContext) -> Parsed<'a> {
         }
     }
     p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_unit_is_that_of_most_lines() {
+        use TimestampUnit::*;
+        assert_eq!(main_unit(&[0, 0, 0]), Seconds);
+        assert_eq!(main_unit(&[100, 0, 1]), Seconds);
+        assert_eq!(main_unit(&[1, 0, 100]), Counter);
+        assert_eq!(main_unit(&[2, 3, 0]), Microseconds);
+        assert_eq!(main_unit(&[5, 0, 5]), Seconds);
+    }
 }

@@ -148,7 +148,7 @@ fn sched_switch_kernel(p: &str) -> Option<EventKind<'_>> {
     let mut c = Cursor(p.strip_prefix("prev_comm=")?);
     let prev_comm = c.until(" prev_pid=")?;
     let prev_pid = int(c.until(" prev_prio=")?)?;
-    let prev_prio = int(c.until(" prev_state=")?)?;
+    let prev_prio = Some(int(c.until(" prev_state=")?)?);
     let prev_state = TaskState::parse(c.until(" ==> next_comm=")?);
     let next_comm = c.until(" next_pid=")?;
     let next_pid = int(c.until(" next_prio=")?)?;
@@ -159,7 +159,7 @@ fn sched_switch_kernel(p: &str) -> Option<EventKind<'_>> {
         prev_state,
         next_comm,
         next_pid,
-        next_prio: int(c.0)?,
+        next_prio: Some(int(c.0)?),
     })
 }
 
@@ -199,11 +199,11 @@ fn sched_switch_fields(p: &str) -> Option<EventKind<'_>> {
     Some(EventKind::SchedSwitch {
         prev_comm: prev_comm?,
         prev_pid: prev_pid?,
-        prev_prio: prev_prio?,
+        prev_prio: Some(prev_prio?),
         prev_state,
         next_comm: next_comm?,
         next_pid: next_pid?,
-        next_prio: next_prio?,
+        next_prio: Some(next_prio?),
     })
 }
 
@@ -215,11 +215,11 @@ fn sched_switch_plugin(p: &str) -> Option<EventKind<'_>> {
     Some(EventKind::SchedSwitch {
         prev_comm,
         prev_pid,
-        prev_prio,
+        prev_prio: Some(prev_prio),
         prev_state: TaskState::parse(state),
         next_comm,
         next_pid,
-        next_prio,
+        next_prio: Some(next_prio),
     })
 }
 
@@ -496,11 +496,11 @@ mod tests {
             EventKind::SchedSwitch {
                 prev_comm: "Web Content",
                 prev_pid: 2711,
-                prev_prio: 120,
+                prev_prio: Some(120),
                 prev_state: TaskState::Sleeping,
                 next_comm: "CompositorTileW",
                 next_pid: 3490,
-                next_prio: 120
+                next_prio: Some(120)
             }
         );
     }
@@ -526,7 +526,7 @@ mod tests {
             };
             assert_eq!(
                 (prev_pid, prev_state, next_comm, next_pid, next_prio),
-                (4734, TaskState::Preempted, "migration/2", 18, 0)
+                (4734, TaskState::Preempted, "migration/2", 18, Some(0))
             );
         }
     }

@@ -5,7 +5,7 @@
 //! every line is read on its own instead of trusting a header.
 
 use super::text;
-use crate::event::Timestamp;
+use crate::event::{Timestamp, MAX_CPUS};
 
 /// A task as the graph prints it: `comm-pid` (comm cut to the column width).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,7 +44,10 @@ pub fn lead(line: &str) -> Option<Lead<'_>> {
     }
     Some(Lead {
         ts,
-        cpu: u32::try_from(text::number(&s[..close])?).ok()?,
+        // A CPU no kernel has makes the line damaged, not an entry (see `MAX_CPUS`).
+        cpu: u32::try_from(text::number(&s[..close])?)
+            .ok()
+            .filter(|&c| c < MAX_CPUS)?,
         rest: &s[close + 1..],
     })
 }
@@ -88,6 +91,8 @@ mod tests {
         assert_eq!(l.rest, "   0.153 us    |    rcu_irq_enter();");
         let l = lead(" 3) # 1837.709 us |  }").unwrap();
         assert_eq!((l.ts, l.cpu), (None, 3));
+        // A CPU no kernel has: not a graph line.
+        assert!(lead(" 8192) # 1837.709 us |  }").is_none());
         assert_eq!(
             Task::parse("  <idle>-0   "),
             Some(Task {

@@ -3,6 +3,8 @@
 //! (`#    | task: ps-6143 (uid:0 nice:0 policy:0 rt_prio:0)`) and where the section started and
 //! ended (`#  => started at: __lock_task_sighand`).
 
+use crate::event::MAX_CPUS;
+
 /// The `# latency:` line: how long the worst section lasted and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Summary {
@@ -28,7 +30,7 @@ impl Summary {
         let (shown, total) = counts.split_once('/')?;
         let rest = rest.trim_start().strip_prefix("CPU#")?;
         let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        let cpu = rest[..digits].parse().ok()?;
+        let cpu = rest[..digits].parse().ok().filter(|&c| c < MAX_CPUS)?;
         let tail = &rest[digits..];
         let model = tail.split_once("(M:").and_then(|(_, m)| {
             let end = m.find(" VP:").or_else(|| m.find(' '))?;
@@ -121,6 +123,10 @@ mod tests {
             (8794, Some("PREEMPT(none)"))
         );
         assert_eq!(Summary::parse("latency: many us, #4/4, CPU#2"), None);
+        assert_eq!(
+            Summary::parse("latency: 9 us, #4/4, CPU#8192 | (#P:4)"),
+            None
+        );
         assert_eq!(Summary::parse("latency: 259 us, #4/4"), None);
     }
 

@@ -28,6 +28,7 @@ mod threads;
 use super::tracedat::{Fault, Metadata, RecordDecoder, Symbols};
 use super::{EventSink, TraceInfo};
 use crate::error::{Error, Result};
+use crate::event::MAX_CPUS;
 use crate::input::Input;
 use about::bit;
 use linux_perf_data::linux_perf_event_reader::{EventRecord, RawEventRecord, RecordType};
@@ -176,11 +177,12 @@ pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo
     Ok(info)
 }
 
-/// A loss at its place in the stream.
+/// A loss at its place in the stream. One naming a CPU no kernel has is damaged there: it is
+/// taken as a loss on every CPU, which drops more than needed but never state of a false CPU.
 fn lost_in_place(lost: &mut Lost, cpu: Option<u32>, count: u64, sink: &mut (dyn EventSink + Send)) {
     lost.in_place += count;
     lost.places += 1;
-    sink.lost(cpu, Some(count));
+    sink.lost(cpu.filter(|&c| c < MAX_CPUS), Some(count));
 }
 
 /// `PERF_RECORD_LOST_SAMPLES`: `u64 lost`, then the sample id fields.

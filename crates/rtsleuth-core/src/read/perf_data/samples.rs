@@ -11,6 +11,7 @@
 //! the depth.
 
 use super::threads::Threads;
+use crate::event::MAX_CPUS;
 use crate::read::tracedat::{RecordDecoder, Task};
 use crate::read::{EventSink, TraceInfo};
 use linux_perf_data::linux_perf_event_reader::SampleRecord;
@@ -28,9 +29,6 @@ pub struct Samples<'m> {
     cpu_bound: u32,
     beyond_cpus: u64,
 }
-
-/// The most CPUs a kernel is built for (x86's `NR_CPUS` maximum), for files that do not say.
-const MAX_CPUS: u32 = 8192;
 
 impl<'m> Samples<'m> {
     /// `nr_cpus`: the CPU count the file's header gives, if it does.

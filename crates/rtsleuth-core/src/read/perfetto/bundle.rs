@@ -3,12 +3,14 @@
 
 use super::compact::{self, CompactError, Row};
 use super::messages::{Body, FtraceEventBundle, SchedSwitch, SchedWakeup};
+use crate::event::UNKNOWN_PID;
 
 /// An event waiting for its turn in the merge.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pending {
     pub ts: u64,
-    /// The running task; for compact events, the task the CPU last switched to (-1 unknown).
+    /// The running task; for compact events, the task the CPU last switched to
+    /// ([`UNKNOWN_PID`] before its first switch).
     pub pid: i32,
     pub body: Body,
     /// The name of the body's kernel function, when the trace interned it.
@@ -20,16 +22,17 @@ pub struct Pending {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Running {
     pub pid: i32,
-    pub prio: i32,
+    /// `None` until a switch gives it.
+    pub prio: Option<i32>,
     pub comm: String,
 }
 
 impl Default for Running {
-    /// Nothing known yet: pid -1 is no task the kernel has.
+    /// Nothing known yet: the task is [`UNKNOWN_PID`], its prio unknown.
     fn default() -> Self {
         Running {
-            pid: -1,
-            prio: -1,
+            pid: UNKNOWN_PID,
+            prio: None,
             comm: UNKNOWN_COMM.into(),
         }
     }
@@ -99,8 +102,8 @@ pub fn expand(
 
 fn switched_to(running: &mut Running, s: &SchedSwitch) {
     *running = Running {
-        pid: s.next_pid.unwrap_or(-1),
-        prio: s.next_prio.unwrap_or(-1),
+        pid: s.next_pid.unwrap_or(UNKNOWN_PID),
+        prio: s.next_prio,
         comm: s.next_comm.clone().unwrap_or_else(|| UNKNOWN_COMM.into()),
     };
 }
@@ -119,7 +122,7 @@ fn compact_event(row: Row, running: &mut Running) -> Pending {
                 running,
                 Running {
                     pid: next_pid,
-                    prio: next_prio,
+                    prio: Some(next_prio),
                     comm: next_comm.clone(),
                 },
             );
@@ -130,7 +133,7 @@ fn compact_event(row: Row, running: &mut Running) -> Pending {
                 body: Body::SchedSwitch(SchedSwitch {
                     prev_comm: Some(prev.comm),
                     prev_pid: Some(prev.pid),
-                    prev_prio: Some(prev.prio),
+                    prev_prio: prev.prio,
                     prev_state: Some(prev_state),
                     next_comm: Some(next_comm),
                     next_pid: Some(next_pid),

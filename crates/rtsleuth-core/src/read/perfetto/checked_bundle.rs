@@ -16,11 +16,22 @@ use prost::{DecodeError, Message};
 /// `protos/perfetto/trace/ftrace/ftrace_event_bundle.proto` (2026), read or not.
 const PERFETTO_FIELDS: [u32; 12] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 512];
 
+/// `repeated FtraceEvent event = 2`.
+const EVENT_FIELD: u32 = 2;
+
+/// The most events one bundle is decoded with. Perfetto writes a bundle per CPU per read of
+/// its ring buffer, in packets of tens of kilobytes (the largest in the realworld fixtures is
+/// 34 KB, about 2,000 events); a packet may be 64 MB, and decoded whole its 2-byte events
+/// would take 60 times that in memory. Events past the cap are skipped, counted.
+pub const MAX_BUNDLE_EVENTS: usize = 1 << 16;
+
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CheckedBundle {
     pub bundle: FtraceEventBundle,
     /// The first field number met that Perfetto does not define, if any.
     pub undefined_field: Option<u32>,
+    /// Events past [`MAX_BUNDLE_EVENTS`], skipped undecoded.
+    pub over_cap: u64,
 }
 
 impl From<FtraceEventBundle> for CheckedBundle {
@@ -28,6 +39,7 @@ impl From<FtraceEventBundle> for CheckedBundle {
         CheckedBundle {
             bundle,
             undefined_field: None,
+            over_cap: 0,
         }
     }
 }
@@ -46,6 +58,10 @@ impl Message for CheckedBundle {
     ) -> Result<(), DecodeError> {
         if !PERFETTO_FIELDS.contains(&tag) {
             self.undefined_field.get_or_insert(tag);
+        }
+        if tag == EVENT_FIELD && self.bundle.event.len() >= MAX_BUNDLE_EVENTS {
+            self.over_cap += 1;
+            return prost::encoding::skip_field(wire_type, tag, buf, ctx);
         }
         self.bundle.merge_field(tag, wire_type, buf, ctx)
     }
@@ -82,5 +98,19 @@ mod tests {
         assert_eq!(damaged.undefined_field, Some(13));
         assert_eq!(damaged.bundle.event.len(), 1);
         assert_eq!(damaged.bundle.cpu, Some(3));
+    }
+
+    /// A bundle of more events than any Perfetto writes keeps the first MAX_BUNDLE_EVENTS.
+    #[test]
+    fn events_past_the_cap_are_counted_not_decoded() {
+        let bundle = FtraceEventBundle {
+            cpu: Some(0),
+            event: vec![FtraceEvent::default(); MAX_BUNDLE_EVENTS + 3],
+            ..FtraceEventBundle::default()
+        };
+        let checked = CheckedBundle::decode(&bundle.encode_to_vec()[..]).unwrap();
+        assert_eq!(checked.bundle.event.len(), MAX_BUNDLE_EVENTS);
+        assert_eq!(checked.over_cap, 3);
+        assert_eq!(checked.undefined_field, None);
     }
 }

@@ -1,6 +1,7 @@
 //! Unpacking `CompactSched`: the column form Perfetto uses for `sched_switch` and
 //! `sched_waking` when `compact_sched` is enabled (the default on recent Android).
 
+use super::checked_bundle::MAX_BUNDLE_EVENTS;
 use super::messages::CompactSched;
 
 /// One row of the columns, with its absolute timestamp and its comm looked up.
@@ -41,6 +42,8 @@ pub enum CompactError {
     },
     #[error("CompactSched comm index {index} is past its intern table of {len}")]
     Comm { index: u32, len: usize },
+    #[error("CompactSched holds {rows} rows, more than the {MAX_BUNDLE_EVENTS} of any bundle Perfetto writes")]
+    TooMany { rows: usize },
 }
 
 /// The rows of `cs`, switches first then wakings, each column in its own time order.
@@ -61,6 +64,11 @@ pub fn rows(cs: CompactSched) -> Result<Vec<Row>, CompactError> {
         cs.waking_comm_index.len(),
     ];
     same_length("waking", &wakings)?;
+    // Each row becomes an event with its own comm: bounded like a bundle's events.
+    let total = switches[0] + wakings[0];
+    if total > MAX_BUNDLE_EVENTS {
+        return Err(CompactError::TooMany { rows: total });
+    }
     let comm = |index: u32| {
         cs.intern_table
             .get(index as usize)
@@ -170,5 +178,16 @@ mod tests {
             rows(bad).unwrap_err(),
             CompactError::Comm { index: 3, len: 0 }
         );
+        let n = MAX_BUNDLE_EVENTS + 1;
+        let huge = CompactSched {
+            waking_timestamp: vec![1; n],
+            waking_pid: vec![1; n],
+            waking_target_cpu: vec![0; n],
+            waking_prio: vec![120; n],
+            waking_comm_index: vec![0; n],
+            intern_table: vec!["a".into()],
+            ..CompactSched::default()
+        };
+        assert_eq!(rows(huge).unwrap_err(), CompactError::TooMany { rows: n });
     }
 }

@@ -2,6 +2,7 @@
 //! overwrote or dropped between the start and the end of the trace.
 
 use super::messages::FtraceStats;
+use crate::event::possible_cpu;
 use std::collections::BTreeMap;
 
 const START_OF_TRACE: i32 = 1;
@@ -18,7 +19,12 @@ pub struct RingCounters {
 
 impl RingCounters {
     pub fn add(&mut self, stats: &FtraceStats) {
-        for c in &stats.cpu_stats {
+        // An entry for a CPU no kernel has is damage; its count is not a CPU's loss.
+        let possible = stats
+            .cpu_stats
+            .iter()
+            .filter(|c| possible_cpu(c.cpu.unwrap_or(0)));
+        for c in possible {
             let cpu = c.cpu.unwrap_or(0) as u32;
             let lost = c.overrun.unwrap_or(0) + c.dropped_events.unwrap_or(0);
             match stats.phase {
@@ -31,7 +37,7 @@ impl RingCounters {
                 _ => {}
             }
         }
-        let n = stats.cpu_stats.len() as u32;
+        let n = (stats.cpu_stats.len() as u32).min(crate::event::MAX_CPUS);
         self.cpus = Some(self.cpus.map_or(n, |c| c.max(n)));
     }
 

@@ -1,7 +1,7 @@
 //! The ftrace name and the typed [`EventKind`] of a Perfetto event body.
 
 use super::messages::Body;
-use crate::event::{EventKind, MarkerKind, TaskState};
+use crate::event::{EventKind, MarkerKind, TaskState, UNKNOWN_PID};
 
 /// The name ftrace gives the event (for a generic event, the name Perfetto recorded).
 pub fn name(body: &Body) -> &str {
@@ -57,14 +57,16 @@ pub fn kind<'a>(body: &'a Body, function: &'a str, payload: &'a str) -> EventKin
     let s = |o: &'a Option<String>| o.as_deref().unwrap_or("");
     match body {
         Body::Generic(_) => crate::read::ftrace_text::payload::decode(name(body), payload),
+        // A field the event lacks is unknown: pid 0 would be the idle task, prio 0 the
+        // highest real-time priority.
         Body::SchedSwitch(e) => EventKind::SchedSwitch {
             prev_comm: s(&e.prev_comm),
-            prev_pid: e.prev_pid.unwrap_or(0),
-            prev_prio: e.prev_prio.unwrap_or(0),
+            prev_pid: e.prev_pid.unwrap_or(UNKNOWN_PID),
+            prev_prio: e.prev_prio,
             prev_state: TaskState::from_report_bits(e.prev_state.unwrap_or(0) as u64),
             next_comm: s(&e.next_comm),
-            next_pid: e.next_pid.unwrap_or(0),
-            next_prio: e.next_prio.unwrap_or(0),
+            next_pid: e.next_pid.unwrap_or(UNKNOWN_PID),
+            next_prio: e.next_prio,
         },
         Body::SchedWaking(e) => EventKind::SchedWaking {
             comm: s(&e.comm),

@@ -28,6 +28,7 @@ mod tests;
 
 use super::{EventSink, TraceInfo};
 use crate::error::{Error, Result};
+use crate::event::MAX_CPUS;
 use crate::input::{describe_read_error, Input};
 use bundle::Running;
 use emit::{Emitter, Record};
@@ -104,6 +105,17 @@ fn read_with(input: Input, sink: &mut (dyn EventSink + Send), window: Limits) ->
     reader.finish(sink, info)
 }
 
+/// The trace clock a bundle's `ftrace_clock` names (Perfetto's `FtraceClock`); every one
+/// counts nanoseconds. `None` for FTRACE_CLOCK_UNKNOWN and numbers Perfetto does not define.
+fn ftrace_clock_name(clock: i32) -> Option<&'static str> {
+    match clock {
+        2 => Some("global"),
+        3 => Some("local"),
+        4 => Some("mono_raw"),
+        _ => None,
+    }
+}
+
 fn malformed(path: &str, offset: u64, reason: String) -> Error {
     Error::Malformed {
         path: path.to_string(),
@@ -135,6 +147,9 @@ struct Reader {
     first_parse_error: Option<(u32, u64, i32)>,
     /// `FtraceEventBundle.broken_abi_trace_page`s.
     broken_pages: u64,
+    /// Events past [`checked_bundle::MAX_BUNDLE_EVENTS`] of their bundle, and the first such
+    /// bundle's packet offset.
+    over_cap: (u64, Option<u64>),
 }
 
 impl Reader {
@@ -156,6 +171,7 @@ impl Reader {
             parse_errors: 0,
             first_parse_error: None,
             broken_pages: 0,
+            over_cap: (0, None),
         }
     }
 
@@ -180,6 +196,10 @@ impl Reader {
                 if let Some(field) = b.undefined_field {
                     self.skips.undefined_field(offset, field);
                 }
+                if b.over_cap > 0 {
+                    self.over_cap.0 += b.over_cap;
+                    self.over_cap.1.get_or_insert(offset);
+                }
                 self.bundle(seq, b.bundle, dropped, offset)
             }
             Some(Data::ProcessTree(t)) if !self.trees_known => {
@@ -203,6 +223,12 @@ impl Reader {
     /// with its packet: its events cannot be trusted, the other packets' can.
     fn bundle(&mut self, seq: u32, b: FtraceEventBundle, dropped: bool, offset: u64) {
         let cpu = b.cpu.unwrap_or(0);
+        if cpu >= MAX_CPUS {
+            let why = format_args!(
+                "FtraceEventBundle of CPU {cpu}, beyond the {MAX_CPUS} a kernel can have"
+            );
+            return self.skips.packet(offset, why);
+        }
         let lost = b.lost_events == Some(true) || dropped;
         if let Some(clock) = b.ftrace_clock.filter(|&c| c != 0) {
             self.clocks.insert(clock);
@@ -315,6 +341,12 @@ impl Reader {
                 "{n} kernel ring-buffer page{s} Perfetto could not parse {are} in the trace only as raw bytes (broken_abi_trace_page): their events are missing"
             ));
         }
+        if let (n, Some(at)) = self.over_cap {
+            info.notes.push(format!(
+                "{n} ftrace events were skipped from bundles holding more than {} (first: the packet at byte {at}): no Perfetto writes bundles that large, so the trace is damaged there",
+                checked_bundle::MAX_BUNDLE_EVENTS
+            ));
+        }
         if self.unknown_events > 0 {
             info.notes.push(format!(
                 "{} ftrace events of kinds rtsleuth does not read from Perfetto traces were skipped",
@@ -327,16 +359,16 @@ impl Reader {
                 self.compressed
             ));
         }
-        for clock in &self.clocks {
-            let name = match clock {
-                2 => "global",
-                3 => "local",
-                4 => "mono_raw",
-                _ => "an unknown clock",
-            };
+        for &clock in &self.clocks {
+            let name = ftrace_clock_name(clock).unwrap_or("an unknown clock");
             info.notes.push(format!(
                 "the ftrace clock was {name}, not boot: timestamps are on that clock"
             ));
         }
+        // Bundles name their clock only when it is not boot (FTRACE_CLOCK_UNSPECIFIED).
+        info.clock = match self.clocks.first() {
+            Some(&c) => ftrace_clock_name(c).map(str::to_string),
+            None => Some("boot".into()),
+        };
     }
 }

@@ -7,6 +7,7 @@
 
 use super::kind::{line, softirq_action};
 use super::messages::{Body, GenericValue};
+use crate::event::UNKNOWN_PID;
 use std::fmt::Write;
 
 /// The rendered payload, and the function name a typed decoding points into.
@@ -38,16 +39,16 @@ pub fn render(body: &Body, symbol: Option<&str>, out: &mut Scratch) {
                 p,
                 "prev_comm={} prev_pid={} prev_prio={} prev_state=",
                 s(&e.prev_comm),
-                i(e.prev_pid),
-                i(e.prev_prio)
+                known(e.prev_pid),
+                known(e.prev_prio)
             );
             task_state(e.prev_state.unwrap_or(0), p);
             write!(
                 p,
                 " ==> next_comm={} next_pid={} next_prio={}",
                 s(&e.next_comm),
-                i(e.next_pid),
-                i(e.next_prio)
+                known(e.next_pid),
+                known(e.next_prio)
             )
         }
         Body::SchedWaking(e) | Body::SchedWakeup(e) | Body::SchedWakeupNew(e) => {
@@ -224,6 +225,15 @@ fn s(o: &Option<String>) -> &str {
 
 fn i(o: Option<i32>) -> i32 {
     o.unwrap_or(0)
+}
+
+/// A switch's pid or prio as printed: `?` when the trace does not give it (see
+/// [`crate::event::UNKNOWN_PID`]), where a 0 would name the idle task or the highest priority.
+fn known(o: Option<i32>) -> String {
+    match o {
+        Some(v) if v != UNKNOWN_PID => v.to_string(),
+        _ => "?".into(),
+    }
 }
 
 /// `prev_state` as the kernel (4.14 and later) prints it: the letters of the set bits joined

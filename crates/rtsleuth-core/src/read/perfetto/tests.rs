@@ -126,8 +126,9 @@ fn compact_sched_becomes_full_events() {
     assert_eq!(
         sink.0,
         [
-            // The CPU's first switch: what ran before is not in the trace.
-            "1000 1 -1 <...> sched_switch | prev_comm=<...> prev_pid=-1 prev_prio=-1 prev_state=S ==> next_comm=cyclictest next_pid=10 next_prio=19",
+            // The CPU's first switch: what ran before is not in the trace, so neither its pid
+            // nor its prio is printed.
+            "1000 1 -1 <...> sched_switch | prev_comm=<...> prev_pid=? prev_prio=? prev_state=S ==> next_comm=cyclictest next_pid=10 next_prio=19",
             // A compact waking runs in the task the CPU last switched to.
             "1200 1 10 cyclictest sched_waking | comm=kworker/1:0 pid=20 prio=120 target_cpu=001",
             // Ties: regular events before compact rows.
@@ -147,6 +148,91 @@ fn compact_sched_becomes_full_events() {
         info.notes[0].contains("lost events (CPU 1 1x"),
         "{:?}",
         info.notes
+    );
+}
+
+/// Every switch of [`compact_trace`] as typed: (prev_pid, prev_prio, next_pid, next_prio).
+/// By hand from the columns: CPU1's switches at 1000, 1500 (1000 + 500), 2200 (+ 700) go to
+/// pids 10 (prio 19), 20 (120), 0 (120); the second bundle's at 3000 to 10 (19). Each switches
+/// away from the task the one before switched to; the first has none before it, so its task
+/// and prio are unknown (not pid -1 prio -1 ranked as a deadline task, not prio 0).
+#[test]
+fn compact_sched_never_invents_a_task_or_a_prio() {
+    #[derive(Default)]
+    struct Switches(
+        Vec<(i32, Option<i32>, i32, Option<i32>)>,
+        Vec<Vec<(i32, i32)>>,
+    );
+    impl EventSink for Switches {
+        fn event(&mut self, e: &Event<'_>) {
+            if let EventKind::SchedSwitch {
+                prev_pid,
+                prev_prio,
+                next_pid,
+                next_prio,
+                ..
+            } = e.kind
+            {
+                self.0.push((prev_pid, prev_prio, next_pid, next_prio));
+                self.1
+                    .push(e.kind.task_prios().into_iter().flatten().collect());
+            }
+        }
+    }
+    let input =
+        Input::from_reader("synthetic", Box::new(std::io::Cursor::new(compact_trace()))).unwrap();
+    let mut sink = Switches::default();
+    read(input, &mut sink).unwrap();
+    assert_eq!(
+        sink.0,
+        [
+            (crate::event::UNKNOWN_PID, None, 10, Some(19)),
+            (10, Some(19), 20, Some(120)),
+            (20, Some(120), 0, Some(120)),
+            (0, Some(120), 10, Some(19)),
+        ]
+    );
+    // The unknown task states no prio at all.
+    assert_eq!(sink.1[0], [(10, 19)]);
+}
+
+/// A full (not compact) sched_switch without `prev_prio` or `next_pid`: unknown, not 0 (the
+/// highest real-time priority; the idle task).
+#[test]
+fn a_missing_switch_field_is_unknown() {
+    let switch = super::messages::SchedSwitch {
+        prev_comm: Some("a".into()),
+        prev_pid: Some(5),
+        prev_prio: None,
+        prev_state: Some(0),
+        next_comm: Some("b".into()),
+        next_pid: None,
+        next_prio: Some(120),
+    };
+    let bytes = packet(Data::FtraceEvents(CheckedBundle::from(FtraceEventBundle {
+        cpu: Some(0),
+        event: vec![FtraceEvent {
+            timestamp: Some(100),
+            pid: Some(5),
+            body: Some(Body::SchedSwitch(switch)),
+        }],
+        ..FtraceEventBundle::default()
+    })));
+    let input = Input::from_reader("synthetic", Box::new(std::io::Cursor::new(bytes))).unwrap();
+    let mut sink = Kinds::default();
+    read(input, &mut sink).unwrap();
+    assert_eq!(sink.0.len(), 1);
+    assert!(
+        sink.0[0].starts_with(
+            "sched_switch prev_comm=a prev_pid=5 prev_prio=? prev_state=R ==> next_comm=b next_pid=? next_prio=120 SchedSwitch { prev_comm: \"a\", prev_pid: 5, prev_prio: None,"
+        ),
+        "{}",
+        sink.0[0]
+    );
+    assert!(
+        sink.0[0].contains("next_pid: -1, next_prio: Some(120)"),
+        "{}",
+        sink.0[0]
     );
 }
 
@@ -421,4 +507,32 @@ fn a_small_window_keeps_the_order_of_real_traces() {
             "{name}: a 64-event window must hand out late events"
         );
     }
+}
+
+/// Bundles name their ftrace clock only when it is not boot (Perfetto's
+/// FTRACE_CLOCK_UNSPECIFIED); every Perfetto ftrace clock counts nanoseconds.
+#[test]
+fn the_ftrace_clock_is_named() {
+    let (_, info) = read_trace(compact_trace());
+    assert_eq!(
+        (info.clock.as_deref(), info.clock_ns()),
+        (Some("boot"), true)
+    );
+    let global = packet(Data::FtraceEvents(CheckedBundle::from(FtraceEventBundle {
+        cpu: Some(0),
+        ftrace_clock: Some(2),
+        event: vec![FtraceEvent {
+            timestamp: Some(100),
+            pid: Some(5),
+            body: Some(Body::Print(Print {
+                buf: Some("hit latency threshold (120 > 100)\n".into()),
+            })),
+        }],
+        ..FtraceEventBundle::default()
+    })));
+    let (_, info) = read_trace(global);
+    assert_eq!(
+        (info.clock.as_deref(), info.clock_ns()),
+        (Some("global"), true)
+    );
 }

@@ -2,7 +2,7 @@
 //! merge, so that decompression overlaps with decoding. Buffers travel back to the thread to
 //! be refilled, so memory stays at a few chunks per CPU.
 
-use super::bytes::{Cursor, Parsed};
+use super::bytes::{Cursor, Fault, Parsed};
 use super::codec::{Codec, Inflater};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::thread::Scope;
@@ -16,16 +16,18 @@ pub struct ChunkFeed {
 }
 
 impl ChunkFeed {
-    /// Starts decompressing the `count` chunks at `file`.
+    /// Starts decompressing the `count` chunks at `file`. A thread that cannot be started (a
+    /// damaged CPU table can list thousands of CPUs) is a fault of this CPU's data, not a panic.
     pub fn spawn<'scope, 'f: 'scope>(
         scope: &'scope Scope<'scope, '_>,
         codec: Codec,
         mut file: Cursor<'f>,
         count: u32,
-    ) -> ChunkFeed {
+    ) -> Parsed<ChunkFeed> {
         let (tx, chunks) = mpsc::sync_channel(AHEAD);
         let (spent, recycled) = mpsc::sync_channel::<Vec<u8>>(AHEAD + 1);
-        scope.spawn(move || {
+        let at = file.offset();
+        let started = std::thread::Builder::new().spawn_scoped(scope, move || {
             let mut inflater = Inflater::new(codec);
             for _ in 0..count {
                 let mut out = recycled.try_recv().unwrap_or_default();
@@ -37,7 +39,13 @@ impl ChunkFeed {
                 }
             }
         });
-        ChunkFeed { chunks, spent }
+        match started {
+            Ok(_) => Ok(ChunkFeed { chunks, spent }),
+            Err(e) => Err(Fault::new(
+                at,
+                format!("no thread could be started to decompress this CPU's data: {e}"),
+            )),
+        }
     }
 
     /// The next chunk, handing back the buffer of the previous one; `None` after the last.

@@ -42,6 +42,11 @@ impl Codec {
     }
 }
 
+/// The largest decompressed block taken at its word: trace-cmd compresses trace data in chunks
+/// of a few pages and metadata sections whole (kallsyms, the largest, is tens of megabytes). A
+/// damaged size word must not reserve gigabytes.
+const MAX_BLOCK: usize = 256 << 20;
+
 /// A decompressor that keeps its state between blocks (a zstd context is costly to set up,
 /// and a big trace has thousands of chunks).
 pub struct Inflater {
@@ -64,6 +69,12 @@ impl Inflater {
         out: &mut Vec<u8>,
     ) -> Parsed<()> {
         let name = self.codec.name();
+        if size > MAX_BLOCK {
+            return Err(Fault::new(
+                at,
+                format!("{name} block says it expands to {size} bytes, more than the {MAX_BLOCK} of any block trace-cmd writes"),
+            ));
+        }
         out.clear();
         out.reserve(size);
         let res = match self.codec {
@@ -137,6 +148,13 @@ mod tests {
             .decompress_into(&packed, plain.len() + 1, 7, &mut out)
             .unwrap_err();
         assert!(e.reason.contains("expands to"), "{e:?}");
+        // A size no block has is refused before anything is reserved.
+        let mut fresh = Vec::new();
+        let e = z
+            .decompress_into(&packed, u32::MAX as usize, 9, &mut fresh)
+            .unwrap_err();
+        assert!(e.reason.contains("more than the 268435456"), "{e:?}");
+        assert_eq!(fresh.capacity(), 0);
         // The context survives errors and is reused.
         z.decompress_into(&packed, plain.len(), 7, &mut out)
             .unwrap();

@@ -80,7 +80,7 @@ impl<'f> CpuStream<'f> {
                 let mut c = Cursor::new(region, data.offset, e);
                 let count = c.u32("chunk count")?;
                 Source::Chunks {
-                    feed: ChunkFeed::spawn(scope, codec, c, count),
+                    feed: ChunkFeed::spawn(scope, codec, c, count)?,
                     buf: Vec::new(),
                 }
             }

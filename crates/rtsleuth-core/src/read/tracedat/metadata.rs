@@ -13,6 +13,7 @@ use super::kallsyms::Symbols;
 use super::latency_text::TextPlace;
 use super::options::{id, Buffer, CpuData, Options};
 use super::printk::PrintkFormats;
+use crate::event::MAX_CPUS;
 use crate::ring_buffer::PageLayout;
 use std::borrow::Cow;
 
@@ -50,6 +51,7 @@ impl<'f> Metadata<'f> {
             m.cpus = top.cpus;
             m.clock = top.clock.or(m.clock.take());
         }
+        m.drop_impossible_cpus();
         for b in &m.options.buffers {
             m.notes.push(format!(
                 "instance {:?} is in the file but only the top instance is read",
@@ -57,6 +59,36 @@ impl<'f> Metadata<'f> {
             ));
         }
         Ok(m)
+    }
+
+    /// Skips the CPU table entries that name a CPU no kernel has, or a CPU already listed:
+    /// analyses keep state per CPU number and the reader a stream per entry, so a damaged
+    /// table must not choose either (see [`MAX_CPUS`]).
+    fn drop_impossible_cpus(&mut self) {
+        let mut seen = std::collections::BTreeSet::new();
+        let (mut skipped, mut first) = (0u64, None);
+        self.cpus.retain(|d| {
+            let why = if d.cpu >= MAX_CPUS {
+                format!(
+                    "names CPU {}, beyond the {MAX_CPUS} a kernel can have",
+                    d.cpu
+                )
+            } else if !seen.insert(d.cpu) {
+                format!("lists CPU {} a second time", d.cpu)
+            } else {
+                return true;
+            };
+            skipped += 1;
+            first.get_or_insert_with(|| {
+                format!("{why}; its data at byte {} ({} bytes)", d.offset, d.size)
+            });
+            false
+        });
+        if let Some(first) = first {
+            self.notes.push(format!(
+                "the CPU table is damaged: {skipped} entries were skipped (first: an entry {first})"
+            ));
+        }
     }
 
     /// The schemas perf.data carries in its `HEADER_TRACING_DATA` feature section: what a

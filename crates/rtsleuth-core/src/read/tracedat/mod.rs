@@ -84,10 +84,11 @@ pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo
     info.uname = meta.options.uname.clone();
     if let Some(place) = meta.latency_text.clone() {
         // Latency-tracer files store the tracer's text output as it was.
-        let (codec, endian, notes) = (
+        let (codec, endian, notes, clock) = (
             meta.header.codec,
             meta.header.endian,
             std::mem::take(&mut meta.notes),
+            meta.clock.take(),
         );
         drop(meta);
         let stream = TextStream::new(bytes, place, codec, endian);
@@ -101,15 +102,15 @@ pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo
         let mut text_info = ftrace_text::read(text, sink)?;
         (text_info.format, text_info.compression) = (info.format, info.compression);
         text_info.bytes = info.bytes;
+        text_info.clock = clock;
         text_info.notes.extend(info.notes);
         text_info.notes.extend(notes);
         return Ok(text_info);
     }
     info.notes.extend(meta.notes.iter().cloned());
-    if let Some(clock) = meta.clock.as_deref() {
-        if matches!(clock, "counter" | "x86-tsc") && meta.options.tsc2nsec.is_none() {
-            info.timestamps = ftrace_text::TimestampUnit::Counter;
-        }
+    info.clock = meta.clock.clone();
+    if counts_not_time(meta.clock.as_deref(), tsc2nsec(&meta).is_some()) {
+        info.timestamps = ftrace_text::TimestampUnit::Counter;
     }
     // The streams live inside the scope: if anything unwinds, dropping them closes the chunk
     // feeds, so their threads end and the scope can join them instead of waiting forever.
@@ -239,10 +240,7 @@ struct Decoder<'m> {
 
 impl<'m> Decoder<'m> {
     fn new(meta: &'m Metadata<'m>, decode: Decode) -> Decoder<'m> {
-        let tsc = meta
-            .options
-            .tsc2nsec
-            .filter(|_| meta.clock.as_deref() == Some("x86-tsc"));
+        let tsc = tsc2nsec(meta);
         Decoder {
             meta,
             records: decode::RecordDecoder::new(meta, decode),
@@ -255,10 +253,7 @@ impl<'m> Decoder<'m> {
     /// The trace clock's value as trace-cmd shows it: TSC cycles converted when the file says
     /// how, then the file's fixed offset.
     fn timestamp(&self, raw: u64) -> u64 {
-        let ts = match self.tsc {
-            Some(t) => ((u128::from(raw) * u128::from(t.mult)) >> t.shift) as u64 + t.offset,
-            None => raw,
-        };
+        let ts = self.tsc.map_or(raw, |t| t.to_ns(raw));
         ts.wrapping_add_signed(self.offset)
     }
 
@@ -299,6 +294,23 @@ impl<'m> Decoder<'m> {
     }
 }
 
+/// The file's TSC conversion, which applies to the `x86-tsc` clock only.
+fn tsc2nsec(meta: &Metadata) -> Option<Tsc2Nsec> {
+    meta.options
+        .tsc2nsec
+        .filter(|_| meta.clock.as_deref() == Some("x86-tsc"))
+}
+
+/// Whether timestamps on `clock` stay raw counts: `counter` always, `x86-tsc` unless the file
+/// converts it (`converted`); every other clock counts nanoseconds.
+fn counts_not_time(clock: Option<&str>, converted: bool) -> bool {
+    match clock {
+        Some("counter") => true,
+        Some("x86-tsc") => !converted,
+        _ => false,
+    }
+}
+
 /// Overruns the per-CPU statistics recorded at extraction: events the buffer overwrote before
 /// they were read, which no page flags when the oldest pages were simply reused.
 fn stats_losses(meta: &Metadata, info: &mut TraceInfo) {
@@ -307,5 +319,27 @@ fn stats_losses(meta: &Metadata, info: &mut TraceInfo) {
         info.notes.push(format!(
             "the ring buffer overwrote or dropped {lost} events before extraction (per-CPU stats in the file)"
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::counts_not_time;
+
+    #[test]
+    fn only_unconverted_counters_are_counts() {
+        assert!(counts_not_time(Some("counter"), false));
+        assert!(counts_not_time(Some("counter"), true));
+        assert!(counts_not_time(Some("x86-tsc"), false));
+        assert!(!counts_not_time(Some("x86-tsc"), true));
+        for clock in [
+            Some("local"),
+            Some("global"),
+            Some("mono"),
+            Some("boot"),
+            None,
+        ] {
+            assert!(!counts_not_time(clock, false), "{clock:?}");
+        }
     }
 }

@@ -51,6 +51,13 @@ pub struct Tsc2Nsec {
     pub offset: u64,
 }
 
+impl Tsc2Nsec {
+    /// The nanoseconds of TSC value `raw` (in 128 bits: `raw * mult` overflows 64).
+    pub fn to_ns(self, raw: u64) -> u64 {
+        ((u128::from(raw) * u128::from(self.mult)) >> self.shift) as u64 + self.offset
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Options {
     /// Version 7: every instance; version 6: the extra instances only (the top one's CPU
@@ -218,6 +225,24 @@ mod tests {
         b.extend((data.len() as u32).to_le_bytes());
         b.extend(data);
         b
+    }
+
+    /// A 2.5 GHz TSC: 0.4 ns per cycle, as `mult / 2^shift` with shift 24: mult =
+    /// floor(0.4 * 16777216) = 6710886. 2.5e9 cycles (one second) are then
+    /// 2.5e9 * 6710886 / 16777216 = 999999940.4 ns, floored: 999999940; plus the offset.
+    #[test]
+    fn tsc2nsec_scales_shifts_and_offsets() {
+        let t = Tsc2Nsec {
+            mult: 6_710_886,
+            shift: 24,
+            offset: 0,
+        };
+        assert_eq!(t.to_ns(2_500_000_000), 999_999_940);
+        let t = Tsc2Nsec { offset: 60, ..t };
+        assert_eq!(t.to_ns(2_500_000_000), 1_000_000_000);
+        // 2^62 cycles, whose product with mult does not fit in 64 bits: 6710886 * 2^(62-24)
+        // = 6710886 * 274877906944 = 1844674297419792384, plus 60.
+        assert_eq!(t.to_ns(1 << 62), 1_844_674_297_419_792_444);
     }
 
     #[test]

@@ -148,11 +148,11 @@ impl Typed {
             } => EventKind::SchedSwitch {
                 prev_comm: prev_comm.text(data, e)?,
                 prev_pid: prev_pid.i32(data, e)?,
-                prev_prio: prev_prio.i32(data, e)?,
+                prev_prio: Some(prev_prio.i32(data, e)?),
                 prev_state: states.decode(prev_state.int(data, e)? as u64),
                 next_comm: next_comm.text(data, e)?,
                 next_pid: next_pid.i32(data, e)?,
-                next_prio: next_prio.i32(data, e)?,
+                next_prio: Some(next_prio.i32(data, e)?),
             },
             Typed::Wake {
                 which,

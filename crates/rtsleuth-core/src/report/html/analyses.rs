@@ -74,6 +74,7 @@ impl Analyses {
             ),
         );
         let (info, section) = latency_tracer::read(input, &mut sink)?;
+        info.require_time()?;
         let Parallel(mut explain, (latency, (irq, wq))) = sink;
         Ok(Analyses {
             explain: explain.document(&info),
