@@ -34,7 +34,7 @@ fn task<'a>(doc: &'a Value, pid: i64) -> Option<&'a Value> {
 
 /// CPU0 is recorded from 100.000000, CPU1 (the header's second CPU) only from 101.000000.
 /// ct-7 is woken at 100.100000 and runs at 100.300000 on CPU0: CPU1 was not recorded then, so
-/// the 200 us are not measured. Its wake-up at 101.100000, run at 101.150000, is: 50 us.
+/// the 200 ms are not measured. Its wake-up at 101.100000, run at 101.100050, is: 50 us.
 const OVERWRITTEN: &str = "\
           <idle>-0     [000] d..2.   100.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=bash next_pid=9 next_prio=120
             bash-9     [000] d..2.   100.100000: sched_waking: comm=ct pid=7 prio=19 target_cpu=000
@@ -43,7 +43,7 @@ const OVERWRITTEN: &str = "\
 ##### CPU 1 buffer started ####
           <idle>-0     [001] d..2.   101.000000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=bash next_pid=9 next_prio=120
             bash-9     [001] d..2.   101.100000: sched_waking: comm=ct pid=7 prio=19 target_cpu=000
-          <idle>-0     [000] d..2.   101.150000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=ct next_pid=7 next_prio=19
+          <idle>-0     [000] d..2.   101.100050: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=ct next_pid=7 next_prio=19
 ";
 
 #[test]
@@ -84,13 +84,13 @@ fn stats_shows_each_cpus_history_and_the_common_window() {
     let info = read_bytes("t", text.into_bytes(), 1 << 16, &mut stats).unwrap();
     let doc = stats.document(&info).json;
     assert_eq!(doc["window"]["start"], 101.0);
-    assert_eq!(doc["window"]["end"], 101.15);
+    assert_eq!(doc["window"]["end"], 101.10005);
     let cpu1 = &doc["per_cpu"][1];
     assert_eq!(
         (cpu1["first_ts"].as_f64(), cpu1["history_start_ts"].as_f64()),
         (Some(101.0), Some(101.0))
     );
-    assert_eq!(doc["per_cpu"][0]["last_ts"], 101.15);
+    assert_eq!(doc["per_cpu"][0]["last_ts"], 101.10005);
 }
 
 /// try_to_wake_up traced `sched_waking` of ct-7 at 200.000100 while ct-7 still ran; ct-7
