@@ -1,0 +1,254 @@
+//! The referee's own reading of the scheduler events: its wake-up pairing (docs/claims.md,
+//! "Wake-ups"), each CPU's running task by the switches, each task's printed priorities, and
+//! the impossible states (a task switched in on two CPUs at once).
+
+use super::raw::{Event, Trace};
+use std::collections::{BTreeMap, HashMap};
+
+/// One wake-up in the referee's pairing.
+#[derive(Clone, Debug)]
+pub struct Wakeup {
+    pub pid: i64,
+    /// sched_waking (sched_wakeup when the trace has no sched_waking; sched_wakeup_new), or
+    /// the task's own switch-out for a wake-up that raced it (W1).
+    pub start: i64,
+    pub raced: bool,
+    /// The CPU that ran the waking (the switch-out's CPU for a raced one).
+    pub waker_cpu: u32,
+    /// The runqueue CPU from `target_cpu`, then each sched_migrate_task: (from ts, cpu).
+    pub rq: Vec<(i64, u32)>,
+    /// The first moment the task runs again: its switch-in, or its first own event.
+    pub end: i64,
+    pub end_cpu: u32,
+    pub end_switch: bool,
+}
+
+impl Wakeup {
+    pub fn latency(&self) -> i64 {
+        self.end - self.start
+    }
+
+    /// The runqueue CPU at `ts`: the latest of target_cpu / migrations at or before it.
+    pub fn rq_cpu_at(&self, ts: i64) -> Option<u32> {
+        self.rq.iter().rev().find(|(t, _)| *t <= ts).or(self.rq.first()).map(|r| r.1)
+    }
+}
+
+#[derive(Default)]
+struct TaskState {
+    running_on: Option<u32>,
+    pending: Option<Wakeup>,
+    /// A sched_waking seen while the task ran (W1), and its switch-out after it, if any.
+    raced: Option<(Wakeup, Option<(i64, u32)>)>,
+}
+
+#[derive(Default)]
+pub struct Sched {
+    pub wakeups: HashMap<i64, Vec<Wakeup>>,
+    /// Per CPU, (ts, next_pid) of each switch.
+    pub current: BTreeMap<u32, Vec<(i64, i64)>>,
+    /// Per pid, (ts, prio) of each printed priority of that pid.
+    pub prios: HashMap<i64, Vec<(i64, i64)>>,
+    /// (pid, ts): switched in while, by the switches, still running on another CPU (V2).
+    pub impossible: Vec<(i64, i64)>,
+}
+
+fn runnable(state: &str) -> bool {
+    // `R`, `R+` (preempted), or the numeric 0 of old formats.
+    state.starts_with('R') || state == "0"
+}
+
+impl Sched {
+    pub fn build(t: &Trace) -> Sched {
+        let has_waking = t.events.iter().any(|e| e.name == "sched_waking");
+        let has_wakeup = t.events.iter().any(|e| e.name == "sched_wakeup");
+        let mut s = Sched::default();
+        let mut tasks: HashMap<i64, TaskState> = HashMap::new();
+        let mut lost = t.lost.iter().peekable();
+        for e in &t.events {
+            while lost.next_if(|(_, ts)| *ts <= e.ts).is_some() {
+                // Wake-ups in flight cross a hole: none is measured.
+                for st in tasks.values_mut() {
+                    st.pending = None;
+                    st.raced = None;
+                }
+            }
+            s.prio_of(e);
+            match e.name.as_str() {
+                "sched_switch" => s.switch(e, &mut tasks, has_wakeup),
+                "sched_waking" => waking(e, &mut tasks),
+                "sched_wakeup" | "sched_wakeup_new" => wakeup(e, &mut tasks, has_waking),
+                "sched_migrate_task" => {
+                    if let (Some(p), Some(d)) = (e.num("pid"), e.num("dest_cpu")) {
+                        if let Some(w) = tasks.get_mut(&p).and_then(|st| st.pending.as_mut()) {
+                            w.rq.push((e.ts, d as u32));
+                        }
+                    }
+                }
+                _ => {}
+            }
+            if e.pid > 0 && e.task_context() && e.name != "sched_switch" {
+                s.own_event(e, &mut tasks);
+            }
+        }
+        s
+    }
+
+    fn prio_of(&mut self, e: &Event) {
+        let mut put = |pid: Option<i64>, prio: Option<i64>| {
+            if let (Some(p), Some(q)) = (pid, prio) {
+                self.prios.entry(p).or_default().push((e.ts, q));
+            }
+        };
+        match e.name.as_str() {
+            "sched_switch" => {
+                put(e.num("prev_pid"), e.num("prev_prio"));
+                put(e.num("next_pid"), e.num("next_prio"));
+            }
+            "sched_waking" | "sched_wakeup" | "sched_wakeup_new" => put(e.num("pid"), e.num("prio")),
+            "sched_pi_setprio" => put(e.num("pid"), e.num("newprio")),
+            _ => {}
+        }
+    }
+
+    fn switch(&mut self, e: &Event, tasks: &mut HashMap<i64, TaskState>, has_wakeup: bool) {
+        let (Some(prev), Some(next)) = (e.num("prev_pid"), e.num("next_pid")) else {
+            return;
+        };
+        let state = e.field("prev_state").unwrap_or("R");
+        let p = tasks.entry(prev).or_default();
+        p.running_on = None;
+        if let Some((w, out)) = p.raced.as_mut() {
+            if runnable(state) {
+                p.raced = None;
+            } else if out.is_none() {
+                *out = Some((e.ts, e.cpu));
+                w.start = e.ts;
+                w.waker_cpu = e.cpu;
+            }
+        }
+        self.current.entry(e.cpu).or_default().push((e.ts, next));
+        let n = tasks.entry(next).or_default();
+        if next > 0 {
+            if n.running_on.is_some_and(|c| c != e.cpu) {
+                self.impossible.push((next, e.ts));
+            }
+        }
+        n.running_on = Some(e.cpu);
+        // A raced waking confirmed only by the switch-out, in a trace without sched_wakeup.
+        if let Some((w, Some(_))) = n.raced.take() {
+            if !has_wakeup && n.pending.is_none() {
+                n.pending = Some(w);
+            }
+        }
+        if let Some(mut w) = n.pending.take() {
+            w.end = e.ts;
+            w.end_cpu = e.cpu;
+            w.end_switch = true;
+            self.wakeups.entry(next).or_default().push(w);
+        }
+    }
+
+    fn own_event(&mut self, e: &Event, tasks: &mut HashMap<i64, TaskState>) {
+        let st = tasks.entry(e.pid).or_default();
+        if let Some(mut w) = st.pending.take_if(|w| e.ts > w.start) {
+            w.end = e.ts;
+            w.end_cpu = e.cpu;
+            w.end_switch = false;
+            self.wakeups.entry(e.pid).or_default().push(w);
+        }
+        if st.pending.is_none() && st.raced.is_none() {
+            st.running_on = Some(e.cpu);
+        }
+    }
+
+    /// The task current on `cpu` at `ts` by the switches (`None` before the CPU's first).
+    pub fn current_at(&self, cpu: u32, ts: i64) -> Option<i64> {
+        let sw = self.current.get(&cpu)?;
+        let k = sw.partition_point(|(t, _)| *t <= ts);
+        (k > 0).then(|| sw[k - 1].1)
+    }
+
+    /// When the task current on `cpu` at `ts` was switched in (`None` before the first).
+    pub fn switched_in_at(&self, cpu: u32, ts: i64) -> Option<i64> {
+        let sw = self.current.get(&cpu)?;
+        let k = sw.partition_point(|(t, _)| *t <= ts);
+        (k > 0).then(|| sw[k - 1].0)
+    }
+
+    /// The switches on `cpu` strictly inside (lo, hi).
+    pub fn switches_inside(&self, cpu: u32, lo: i64, hi: i64) -> usize {
+        self.current.get(&cpu).map_or(0, |sw| {
+            sw.iter().filter(|(t, _)| *t > lo && *t < hi).count()
+        })
+    }
+
+    /// E3: the priority printed for `pid` by the latest event at or before `ts`.
+    pub fn prio_at(&self, pid: i64, ts: i64) -> Option<i64> {
+        let v = self.prios.get(&pid)?;
+        let k = v.partition_point(|(t, _)| *t <= ts);
+        (k > 0).then(|| v[k - 1].1)
+    }
+
+    /// The wake-up of `pid` that starts at `ts` (±2 ns).
+    pub fn wakeup_at(&self, pid: i64, ts: i64) -> Option<&Wakeup> {
+        self.wakeups.get(&pid)?.iter().find(|w| (w.start - ts).abs() <= 2)
+    }
+}
+
+fn new_wakeup(e: &Event, pid: i64) -> Wakeup {
+    let target = e.num("target_cpu").map(|c| c as u32).unwrap_or(e.cpu);
+    Wakeup {
+        pid,
+        start: e.ts,
+        raced: false,
+        waker_cpu: e.cpu,
+        rq: vec![(e.ts, target)],
+        end: 0,
+        end_cpu: 0,
+        end_switch: false,
+    }
+}
+
+fn waking(e: &Event, tasks: &mut HashMap<i64, TaskState>) {
+    let Some(p) = e.num("pid") else { return };
+    let st = tasks.entry(p).or_default();
+    if st.pending.is_some() || st.raced.is_some() {
+        return;
+    }
+    if st.running_on.is_some() {
+        let mut w = new_wakeup(e, p);
+        w.raced = true;
+        st.raced = Some((w, None));
+    } else {
+        st.pending = Some(new_wakeup(e, p));
+    }
+}
+
+/// sched_wakeup: confirms a raced waking whose task switched out meanwhile (W1), discards one
+/// whose task never stopped (ttwu_runnable), or starts a wake-up (when the trace has no
+/// sched_waking in the trace, or sched_wakeup_new).
+fn wakeup(e: &Event, tasks: &mut HashMap<i64, TaskState>, waking_traced: bool) {
+    let Some(p) = e.num("pid") else { return };
+    let st = tasks.entry(p).or_default();
+    if let Some((mut w, out)) = st.raced.take() {
+        if out.is_some() {
+            if let Some(c) = e.num("target_cpu") {
+                w.rq = vec![(w.start, c as u32)];
+            }
+            st.pending = Some(w);
+        }
+        return;
+    }
+    if let Some(w) = st.pending.as_mut() {
+        // The CPU try_to_wake_up chose; what the waking printed was provisional.
+        if let Some(c) = e.num("target_cpu") {
+            w.rq = vec![(w.start, c as u32)];
+        }
+        return;
+    }
+    let new_task = e.name == "sched_wakeup_new";
+    if st.running_on.is_none() && (new_task || !waking_traced) {
+        st.pending = Some(new_wakeup(e, p));
+    }
+}
