@@ -88,7 +88,7 @@ const MINIMUM: &[(&str, usize)] = &[
 pub struct Ctx {
     pub trace: raw::Trace,
     pub sched: sched::Sched,
-    pub frames: BTreeMap<u32, Vec<frames::Frame>>,
+    pub frames: BTreeMap<u32, frames::CpuFrames>,
     pub window: Option<i64>,
 }
 

@@ -70,7 +70,11 @@ fn exit_key(e: &Event) -> Option<String> {
 }
 
 /// Every CPU's frames, in entry order.
-pub fn build(t: &Trace) -> BTreeMap<u32, Vec<Frame>> {
+pub fn build(t: &Trace) -> BTreeMap<u32, CpuFrames> {
+    frames(t).into_iter().map(|(c, f)| (c, CpuFrames::new(f))).collect()
+}
+
+fn frames(t: &Trace) -> BTreeMap<u32, Vec<Frame>> {
     let mut out: BTreeMap<u32, Vec<Frame>> = BTreeMap::new();
     for (&cpu, ix) in &t.by_cpu {
         let frames = out.entry(cpu).or_default();
@@ -105,11 +109,33 @@ pub fn build(t: &Trace) -> BTreeMap<u32, Vec<Frame>> {
     out
 }
 
+/// One CPU's frames in entry order, and the longest of them (to bound a search).
+#[derive(Default)]
+pub struct CpuFrames {
+    pub frames: Vec<Frame>,
+    longest: i64,
+}
+
+impl CpuFrames {
+    fn new(frames: Vec<Frame>) -> CpuFrames {
+        let longest = frames.iter().map(|f| f.exit.saturating_sub(f.entry)).max().unwrap_or(0);
+        CpuFrames { frames, longest }
+    }
+
+    /// The frames that can be open somewhere in [a, b].
+    fn near(&self, a: i64, b: i64) -> &[Frame] {
+        let lo = self.frames.partition_point(|f| f.entry < a.saturating_sub(self.longest));
+        let hi = self.frames.partition_point(|f| f.entry <= b);
+        &self.frames[lo..hi.max(lo)]
+    }
+}
+
 /// Frames of type `ctx` naming `culprit` cover [a, b] without a gap (back-to-back frames
 /// carry it on).
-pub fn covered(frames: &[Frame], ctx: Ctx, culprit: &str, a: i64, b: i64) -> bool {
+pub fn covered(cpu: &CpuFrames, ctx: Ctx, culprit: &str, a: i64, b: i64) -> bool {
     let mut cur = a;
-    let fit: Vec<&Frame> = frames
+    let fit: Vec<&Frame> = cpu
+        .near(a, b)
         .iter()
         .filter(|f| (f.ctx == ctx || f.ctx == Ctx::Either) && f.names(culprit))
         .collect();

@@ -1,7 +1,7 @@
 //! The referee's raw-event model: what a peer decoder printed, one event per line, and what
 //! the trace says about its own recorded history. Nothing here comes from rtsleuth.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// One event as a peer printed it.
 #[derive(Clone, Debug)]
@@ -104,6 +104,8 @@ pub struct Trace {
     pub lost: Vec<(u32, i64)>,
     /// Per CPU, the indices into `events` of its events, in order.
     pub by_cpu: BTreeMap<u32, Vec<usize>>,
+    /// Per pid column, the indices into `events` of its events, in order.
+    pub by_pid: HashMap<i64, Vec<usize>>,
 }
 
 impl Trace {
@@ -111,9 +113,16 @@ impl Trace {
     pub fn finish(&mut self) {
         self.events.sort_by_key(|e| e.ts);
         self.by_cpu.clear();
+        self.by_pid.clear();
         for (i, e) in self.events.iter().enumerate() {
             self.by_cpu.entry(e.cpu).or_default().push(i);
+            self.by_pid.entry(e.pid).or_default().push(i);
         }
+    }
+
+    /// The events whose pid column is `pid`, in order.
+    pub fn of_pid(&self, pid: i64) -> impl DoubleEndedIterator<Item = &Event> {
+        self.by_pid.get(&pid).into_iter().flatten().map(|&i| &self.events[i])
     }
 
     /// V1: each CPU's history start, then the common window start (the latest of them).

@@ -135,7 +135,8 @@ pub fn irq_frame_open(f: &Finding, cx: &Ctx, out: &mut Out) {
             _ => continue,
         };
         let culprit = s.culprit.as_deref().unwrap_or("");
-        let fr = cx.frames.get(&s.cpu).map(Vec::as_slice).unwrap_or(&[]);
+        let none = frames::CpuFrames::default();
+        let fr = cx.frames.get(&s.cpu).unwrap_or(&none);
         if !frames::covered(fr, ctx, culprit, s.start + 2, s.end - 2) {
             out.put("irq_frame_open", Some(i), format!("no {} frame of {culprit} over it", s.kind));
         }

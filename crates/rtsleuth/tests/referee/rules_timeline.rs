@@ -103,7 +103,7 @@ pub fn kernel_path_bound(f: &Finding, cx: &Ctx, out: &mut Out) {
         while j + 1 < tl.len() && tl[j + 1].kind == "kernel_path" {
             j += 1;
         }
-        let len = tl[j].end - tl[i].start;
+        let len: i64 = tl[i..=j].iter().map(|s| s.end - s.start).sum();
         if len > KERNEL_PATH_MAX_NS && !timer_slack(f, cx, i, j, len) {
             out.put("E1_kernel_path_bound", Some(i), format!("kernel_path of {} us", len / 1000));
         }
@@ -115,14 +115,7 @@ fn timer_slack(f: &Finding, cx: &Ctx, i: usize, j: usize, len: i64) -> bool {
     if f.source != "timer" || !f.timeline[i..=j].iter().all(|s| s.before && s.detail.contains("slack")) {
         return false;
     }
-    let armed = cx
-        .trace
-        .events
-        .iter()
-        .rev()
-        .filter(|e| e.ts <= f.wakeup && e.pid == f.pid && e.name == "hrtimer_start")
-        .find(|e| e.field("function").is_some_and(|x| x.starts_with("hrtimer_wakeup")));
-    armed.is_some_and(|e| match (e.num("expires"), e.num("softexpires")) {
+    super::rules_wakeup::armed_timer(f, cx).is_some_and(|e| match (e.num("expires"), e.num("softexpires")) {
         (Some(h), Some(s)) => h - s >= len,
         _ => false,
     })

@@ -29,11 +29,10 @@ pub fn wakeup_pairing(f: &Finding, cx: &Ctx, out: &mut Out) {
         }
         return;
     }
-    let at_run = cx.trace.events.iter().any(|e| {
-        (e.ts - f.run).abs() <= TOL
-            && e.cpu == f.cpu
-            && (e.pid == f.pid || e.num("next_pid") == Some(f.pid))
-    });
+    let at_run = cx
+        .trace
+        .inside(f.cpu, f.run - TOL - 1, f.run + TOL + 1)
+        .any(|e| e.pid == f.pid || e.num("next_pid") == Some(f.pid));
     let switched_before = w.end_switch && w.end < f.run - TOL;
     if !at_run || (switched_before && f.run_at != "mark") {
         out.put("wakeup_pairing", None, format!("run_at {}: no event of the task at run_ts", f.run_at));
@@ -69,22 +68,14 @@ pub fn due_evidence(f: &Finding, cx: &Ctx, out: &mut Out) {
 /// before expected_ts, and an hrtimer_expire_entry of that pointer after it, at or before
 /// the wake-up.
 fn timer_due(f: &Finding, cx: &Ctx, expected: i64) -> Result<(), String> {
-    let ev = &cx.trace.events;
-    let k = ev.partition_point(|e| e.ts <= f.wakeup);
-    let start = ev[..k]
-        .iter()
-        .rposition(|e| {
-            e.pid == f.pid
-                && e.name == "hrtimer_start"
-                && e.field("function").is_some_and(|x| x.starts_with("hrtimer_wakeup"))
-        })
-        .ok_or("the task armed no hrtimer_wakeup timer before the wake-up")?;
-    let armed = &ev[start];
+    let armed = armed_timer(f, cx).ok_or("the task armed no hrtimer_wakeup timer before the wake-up")?;
     if armed.ts > expected + TOL {
         return Err("expected_ts is before the timer was armed".into());
     }
     let ptr = armed.field("hrtimer");
-    let fired = ev[start + 1..k]
+    let ev = &cx.trace.events;
+    let (from, to) = (ev.partition_point(|e| e.ts <= armed.ts), ev.partition_point(|e| e.ts <= f.wakeup));
+    let fired = ev[from..to.max(from)]
         .iter()
         .any(|e| e.name == "hrtimer_expire_entry" && e.field("hrtimer") == ptr);
     if !fired {
@@ -93,14 +84,20 @@ fn timer_due(f: &Finding, cx: &Ctx, expected: i64) -> Result<(), String> {
     Ok(())
 }
 
+/// The task's own last `hrtimer_start` of an `hrtimer_wakeup` timer at or before its wake-up.
+pub fn armed_timer<'a>(f: &Finding, cx: &'a Ctx) -> Option<&'a super::raw::Event> {
+    cx.trace.of_pid(f.pid).rev().filter(|e| e.ts <= f.wakeup).find(|e| {
+        e.name == "hrtimer_start" && e.field("function").is_some_and(|x| x.starts_with("hrtimer_wakeup"))
+    })
+}
+
 /// tracemark: the task's `hit latency threshold (X > Y)` mark after run_ts, with X within
 /// 1 us of latency_us, or expected_ts == wakeup_ts.
 fn mark_due(f: &Finding, cx: &Ctx) -> Result<(), String> {
     let mark = cx
         .trace
-        .events
-        .iter()
-        .filter(|e| e.ts >= f.run - TOL && e.pid == f.pid)
+        .of_pid(f.pid)
+        .filter(|e| e.ts >= f.run - TOL)
         .find(|e| e.fields.contains("hit latency threshold"))
         .ok_or("no `hit latency threshold` mark of the task after run_ts")?;
     let x: Option<f64> = mark

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 #[derive(Clone, Debug)]
 pub struct Wakeup {
     pub pid: i64,
-    /// sched_waking (sched_wakeup when the trace has no sched_waking; sched_wakeup_new), or
+    /// sched_waking (sched_wakeup when the trace has no sched_waking), or
     /// the task's own switch-out for a wake-up that raced it (W1).
     pub start: i64,
     pub raced: bool,
@@ -226,8 +226,8 @@ fn waking(e: &Event, tasks: &mut HashMap<i64, TaskState>) {
 }
 
 /// sched_wakeup: confirms a raced waking whose task switched out meanwhile (W1), discards one
-/// whose task never stopped (ttwu_runnable), or starts a wake-up (when the trace has no
-/// sched_waking in the trace, or sched_wakeup_new).
+/// whose task never stopped (ttwu_runnable), or starts a wake-up when the trace has no
+/// sched_waking at all.
 fn wakeup(e: &Event, tasks: &mut HashMap<i64, TaskState>, waking_traced: bool) {
     let Some(p) = e.num("pid") else { return };
     let st = tasks.entry(p).or_default();
@@ -247,8 +247,8 @@ fn wakeup(e: &Event, tasks: &mut HashMap<i64, TaskState>, waking_traced: bool) {
         }
         return;
     }
-    let new_task = e.name == "sched_wakeup_new";
-    if st.running_on.is_none() && (new_task || !waking_traced) {
+    // A new task's first run (sched_wakeup_new) is no wake-up: nothing made it due.
+    if st.running_on.is_none() && e.name == "sched_wakeup" && !waking_traced {
         st.pending = Some(new_wakeup(e, p));
     }
 }
