@@ -45,8 +45,11 @@ struct TaskState {
 #[derive(Default)]
 pub struct Sched {
     pub wakeups: HashMap<i64, Vec<Wakeup>>,
-    /// Per CPU, (ts, next_pid) of each switch.
+    /// Per CPU, (ts, pid) each time its running task is shown to change: a switch's
+    /// next_pid, or the pid column of any other event (a switch-in that was not traced).
     pub current: BTreeMap<u32, Vec<(i64, i64)>>,
+    /// Per CPU, the times of its sched_switch events.
+    pub switches: BTreeMap<u32, Vec<i64>>,
     /// Per pid, (ts, prio) of each printed priority of that pid.
     pub prios: HashMap<i64, Vec<(i64, i64)>>,
     /// (pid, ts): switched in while, by the switches, still running on another CPU (V2).
@@ -74,6 +77,9 @@ impl Sched {
                 }
             }
             s.prio_of(e);
+            if e.name != "sched_switch" {
+                s.shown_running(e.cpu, e.ts, e.pid);
+            }
             match e.name.as_str() {
                 "sched_switch" => s.switch(e, &mut tasks, has_wakeup),
                 "sched_waking" => waking(e, &mut tasks),
@@ -127,7 +133,8 @@ impl Sched {
                 w.waker_cpu = e.cpu;
             }
         }
-        self.current.entry(e.cpu).or_default().push((e.ts, next));
+        self.switches.entry(e.cpu).or_default().push(e.ts);
+        self.shown_running(e.cpu, e.ts, next);
         let n = tasks.entry(next).or_default();
         if next > 0 {
             if n.running_on.is_some_and(|c| c != e.cpu) {
@@ -162,25 +169,31 @@ impl Sched {
         }
     }
 
-    /// The task current on `cpu` at `ts` by the switches (`None` before the CPU's first).
+    /// The task current on `cpu` at `ts`: by the latest switch or event pid column at or
+    /// before it (`None` before the CPU's first event).
     pub fn current_at(&self, cpu: u32, ts: i64) -> Option<i64> {
         let sw = self.current.get(&cpu)?;
         let k = sw.partition_point(|(t, _)| *t <= ts);
         (k > 0).then(|| sw[k - 1].1)
     }
 
-    /// When the task current on `cpu` at `ts` was switched in (`None` before the first).
+    fn shown_running(&mut self, cpu: u32, ts: i64, pid: i64) {
+        let v = self.current.entry(cpu).or_default();
+        if v.last().map(|c| c.1) != Some(pid) {
+            v.push((ts, pid));
+        }
+    }
+
+    /// Since when the task current on `cpu` at `ts` has been shown running there.
     pub fn switched_in_at(&self, cpu: u32, ts: i64) -> Option<i64> {
         let sw = self.current.get(&cpu)?;
         let k = sw.partition_point(|(t, _)| *t <= ts);
         (k > 0).then(|| sw[k - 1].0)
     }
 
-    /// The switches on `cpu` strictly inside (lo, hi).
+    /// The sched_switch events on `cpu` strictly inside (lo, hi).
     pub fn switches_inside(&self, cpu: u32, lo: i64, hi: i64) -> usize {
-        self.current.get(&cpu).map_or(0, |sw| {
-            sw.iter().filter(|(t, _)| *t > lo && *t < hi).count()
-        })
+        self.switches.get(&cpu).map_or(0, |sw| sw.iter().filter(|t| **t > lo && **t < hi).count())
     }
 
     /// E3: the priority printed for `pid` by the latest event at or before `ts`.
@@ -241,9 +254,11 @@ fn wakeup(e: &Event, tasks: &mut HashMap<i64, TaskState>, waking_traced: bool) {
         return;
     }
     if let Some(w) = st.pending.as_mut() {
-        // The CPU try_to_wake_up chose; what the waking printed was provisional.
-        if let Some(c) = e.num("target_cpu") {
-            w.rq = vec![(w.start, c as u32)];
+        // The CPU try_to_wake_up queued it on, from now (a migration on the way was traced).
+        if let Some(c) = e.num("target_cpu").map(|c| c as u32) {
+            if w.rq.last().map(|r| r.1) != Some(c) {
+                w.rq.push((e.ts, c));
+            }
         }
         return;
     }

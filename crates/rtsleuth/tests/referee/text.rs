@@ -118,7 +118,7 @@ pub fn parse_line(line: &str) -> Option<Event> {
     let (at, raw_name) = *toks.get(n)?;
     let name = raw_name.trim_end_matches(':');
     let name = name.rsplit(':').next().unwrap_or(name).to_string();
-    let fields = line[at + raw_name.len()..].trim().to_string();
+    let fields = plugin_fields(&name, line[at + raw_name.len()..].trim());
     Some(Event {
         ts,
         cpu,
@@ -127,6 +127,41 @@ pub fn parse_line(line: &str) -> Option<Event> {
         name,
         fields,
     })
+}
+
+/// `trace-cmd report`'s plugins print the scheduler events in their own shape
+/// (`bash:14026 [120] R ==> bash:15511 [120]`, `migration/1:21 [0] CPU:001`); written back as
+/// the kernel's `key=value` fields. Everything else is kept as printed.
+fn plugin_fields(name: &str, fields: &str) -> String {
+    let task = |t: &str| -> Option<(String, String, String)> {
+        // `comm:pid [prio]`; the comm may hold ':' and spaces.
+        let (head, prio) = t.trim().rsplit_once(" [")?;
+        let (comm, pid) = head.rsplit_once(':')?;
+        Some((comm.to_string(), pid.to_string(), prio.trim_end_matches(']').to_string()))
+    };
+    match name {
+        "sched_switch" if !fields.contains("prev_pid=") => {
+            let parsed = fields.split_once(" ==> ").and_then(|(prev, next)| {
+                let (prev, state) = prev.rsplit_once(' ')?;
+                Some((task(prev)?, state, task(next)?))
+            });
+            match parsed {
+                Some(((pc, pp, pq), state, (nc, np, nq))) => format!(
+                    "prev_comm={pc} prev_pid={pp} prev_prio={pq} prev_state={state} ==> next_comm={nc} next_pid={np} next_prio={nq}"
+                ),
+                None => fields.to_string(),
+            }
+        }
+        "sched_waking" | "sched_wakeup" | "sched_wakeup_new" if !fields.contains("pid=") => {
+            let (who, cpu) = fields.rsplit_once(" CPU:").unwrap_or((fields, ""));
+            let who = who.trim_end_matches(" success=1").trim_end_matches(" success=0");
+            match task(who) {
+                Some((c, p, q)) => format!("comm={c} pid={p} prio={q} target_cpu={cpu}"),
+                None => fields.to_string(),
+            }
+        }
+        _ => fields.to_string(),
+    }
 }
 
 /// The CPU and flags before the timestamp token `k`, and the index where the task columns end.
@@ -199,6 +234,10 @@ mod tests {
         let e = parse_line("  kworker/0:1-H-12  [000] d.h1. 5.000001: irq_handler_entry: irq=1 name=x").unwrap();
         assert_eq!(e.pid, 12);
         assert!(parse_line("CPU:1 [LOST 2435 EVENTS]").is_none());
+        let e = parse_line("            bash-14026 [001]   633.040486: sched_switch:         bash:14026 [120] R ==> my task:15511 [9]").unwrap();
+        assert_eq!((e.num("prev_pid"), e.field("prev_state"), e.field("next_comm"), e.num("next_prio")), (Some(14026), Some("R"), Some("my task"), Some(9)));
+        let e = parse_line("      fifo_burst-15511 [001]   633.041437: sched_wakeup:         migration/1:21 [0] CPU:001").unwrap();
+        assert_eq!((e.num("pid"), e.num("prio"), e.num("target_cpu")), (Some(21), Some(0), Some(1)));
     }
 
     #[test]
