@@ -79,7 +79,7 @@ pub fn task_holds_cpu(f: &Finding, cx: &Ctx, out: &mut Out) {
             out.put("task_holds_cpu", Some(i), format!("CPU{} ran {cur:?} at the start", s.cpu));
         } else if cx.sched.switches_inside(s.cpu, s.start, s.end) > 0 {
             out.put("task_holds_cpu", Some(i), "a switch inside".into());
-        } else if let Some(e) = cx.trace.inside(s.cpu, s.start, s.end).find(|e| e.pid != pid) {
+        } else if let Some(e) = cx.trace.inside(s.cpu, s.start, s.end).find(|e| e.pid != pid && e.pid >= 0) {
             out.put("task_holds_cpu", Some(i), format!("{} of pid {} inside", e.name, e.pid));
         }
         if s.culprit.as_ref().is_some_and(|c| !c.ends_with(&format!("-{pid}"))) {

@@ -8,12 +8,17 @@ use super::{Ctx, Out};
 
 /// The referee's wake-up a finding claims, if any.
 pub fn own_wakeup<'a>(f: &Finding, cx: &'a Ctx) -> Option<&'a Wakeup> {
-    cx.sched.wakeup_at(f.pid, f.wakeup)
+    match f.run_at.as_str() {
+        "resumed" => cx.sched.in_place_at(f.pid, f.wakeup),
+        _ => cx.sched.wakeup_at(f.pid, f.wakeup),
+    }
 }
 
-/// wakeup_pairing: wakeup_ts starts one of the referee's wake-ups of the task; for `run_at:
+/// wakeup_pairing: wakeup_ts starts one of the referee's wake-ups of the task (for `run_at:
+/// resumed`, a waking of the task still on its CPU that resumed in place); for `run_at:
 /// switch`, run_ts is its switch-in on the finding's CPU; otherwise an event of the task is
-/// at run_ts on that CPU and no switch-in of it comes before.
+/// at run_ts on that CPU and no switch-in of it comes before (`resumed`: run_ts is no later
+/// than the task's first own event after the waking).
 pub fn wakeup_pairing(f: &Finding, cx: &Ctx, out: &mut Out) {
     let Some(w) = own_wakeup(f, cx) else {
         out.put("wakeup_pairing", None, "wakeup_ts starts no wake-up of the task".into());
@@ -34,7 +39,11 @@ pub fn wakeup_pairing(f: &Finding, cx: &Ctx, out: &mut Out) {
         .inside(f.cpu, f.run - TOL - 1, f.run + TOL + 1)
         .any(|e| e.pid == f.pid || e.num("next_pid") == Some(f.pid));
     let switched_before = w.end_switch && w.end < f.run - TOL;
-    if !at_run || (switched_before && f.run_at != "mark") {
+    let resumed_late = f.run_at == "resumed" && f.run > w.end + TOL;
+    if f.run_at == "resumed" && !resumed_late && f.cpu == w.end_cpu {
+        return;
+    }
+    if !at_run || resumed_late || (switched_before && f.run_at != "mark") {
         out.put("wakeup_pairing", None, format!("run_at {}: no event of the task at run_ts", f.run_at));
     }
 }
@@ -138,8 +147,9 @@ fn period_due(f: &Finding, cx: &Ctx, expected: i64) -> Result<(), String> {
     Ok(())
 }
 
-/// victim_never_runs: no task-context event of the victim and no switch from or to it, on any
-/// CPU, strictly inside (window start, the moment it ran).
+/// victim_never_runs: no event in the victim's pid column (task-context ones only for `run_at:
+/// resumed`) and no switch from or to it, on any CPU, strictly inside (window start, the
+/// moment it ran).
 pub fn victim_never_runs(f: &Finding, cx: &Ctx, out: &mut Out) {
     let hi = match (f.run_at.as_str(), own_wakeup(f, cx)) {
         ("switch", _) | (_, None) => f.run,
@@ -149,7 +159,8 @@ pub fn victim_never_runs(f: &Finding, cx: &Ctx, out: &mut Out) {
     let ev = &cx.trace.events;
     let from = ev.partition_point(|e| e.ts <= lo);
     for e in ev[from..].iter().take_while(|e| e.ts < hi) {
-        let own = e.pid == f.pid && e.task_context();
+        // An interrupt shows its pid current too, except on a task that never left (resumed).
+        let own = e.pid == f.pid && (e.task_context() || f.run_at != "resumed");
         let switch = e.name == "sched_switch"
             && (e.num("prev_pid") == Some(f.pid) || e.num("next_pid") == Some(f.pid));
         if own || switch {

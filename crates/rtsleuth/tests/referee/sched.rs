@@ -17,7 +17,8 @@ pub struct Wakeup {
     pub waker_cpu: u32,
     /// The runqueue CPU from `target_cpu`, then each sched_migrate_task: (from ts, cpu).
     pub rq: Vec<(i64, u32)>,
-    /// The first moment the task runs again: its switch-in, or its first own event.
+    /// The first moment the task runs again: its switch-in, or its first event in the pid
+    /// column (an interrupt of it shows it current too).
     pub end: i64,
     pub end_cpu: u32,
     pub end_switch: bool,
@@ -40,6 +41,9 @@ struct TaskState {
     pending: Option<Wakeup>,
     /// A sched_waking seen while the task ran (W1), and its switch-out after it, if any.
     raced: Option<(Wakeup, Option<(i64, u32)>)>,
+    /// A waking then wakeup while the task ran, with no switch-out (ttwu_runnable): no
+    /// wake-up, but the task may resume in place at its next own event.
+    in_place: Option<Wakeup>,
 }
 
 #[derive(Default)]
@@ -52,6 +56,9 @@ pub struct Sched {
     pub switches: BTreeMap<u32, Vec<i64>>,
     /// Per pid, (ts, prio) of each printed priority of that pid.
     pub prios: HashMap<i64, Vec<(i64, i64)>>,
+    /// Wakings of a task still on its CPU that resumed in place (`run_at: resumed`): not
+    /// wake-ups (W1, ttwu_runnable), listed only so such findings can be paired.
+    pub in_place: HashMap<i64, Vec<Wakeup>>,
     /// (pid, ts): switched in while, by the switches, still running on another CPU (V2).
     pub impossible: Vec<(i64, i64)>,
 }
@@ -77,7 +84,7 @@ impl Sched {
                 }
             }
             s.prio_of(e);
-            if e.name != "sched_switch" {
+            if e.name != "sched_switch" && e.pid >= 0 {
                 s.shown_running(e.cpu, e.ts, e.pid);
             }
             match e.name.as_str() {
@@ -93,7 +100,7 @@ impl Sched {
                 }
                 _ => {}
             }
-            if e.pid > 0 && e.task_context() && e.name != "sched_switch" {
+            if e.pid > 0 && e.name != "sched_switch" {
                 s.own_event(e, &mut tasks);
             }
         }
@@ -124,6 +131,7 @@ impl Sched {
         let state = e.field("prev_state").unwrap_or("R");
         let p = tasks.entry(prev).or_default();
         p.running_on = None;
+        p.in_place = None;
         if let Some((w, out)) = p.raced.as_mut() {
             if runnable(state) {
                 p.raced = None;
@@ -158,6 +166,11 @@ impl Sched {
 
     fn own_event(&mut self, e: &Event, tasks: &mut HashMap<i64, TaskState>) {
         let st = tasks.entry(e.pid).or_default();
+        if let Some(mut w) = st.in_place.take_if(|w| e.ts > w.start && e.task_context()) {
+            w.end = e.ts;
+            w.end_cpu = e.cpu;
+            self.in_place.entry(e.pid).or_default().push(w);
+        }
         if let Some(mut w) = st.pending.take_if(|w| e.ts > w.start) {
             w.end = e.ts;
             w.end_cpu = e.cpu;
@@ -203,9 +216,15 @@ impl Sched {
         (k > 0).then(|| v[k - 1].1)
     }
 
-    /// The wake-up of `pid` that starts at `ts` (±2 ns).
+    /// The wake-up of `pid` that starts at `ts` (±2 ns); with `in_place`, also a waking
+    /// that resumed in place.
     pub fn wakeup_at(&self, pid: i64, ts: i64) -> Option<&Wakeup> {
         self.wakeups.get(&pid)?.iter().find(|w| (w.start - ts).abs() <= 2)
+    }
+
+    /// A waking of `pid` at `ts` (±2 ns) that resumed in place.
+    pub fn in_place_at(&self, pid: i64, ts: i64) -> Option<&Wakeup> {
+        self.in_place.get(&pid)?.iter().find(|w| (w.start - ts).abs() <= 2)
     }
 }
 
@@ -250,6 +269,8 @@ fn wakeup(e: &Event, tasks: &mut HashMap<i64, TaskState>, waking_traced: bool) {
                 w.rq = vec![(w.start, c as u32)];
             }
             st.pending = Some(w);
+        } else {
+            st.in_place = Some(w);
         }
         return;
     }

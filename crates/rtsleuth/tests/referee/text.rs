@@ -199,7 +199,11 @@ fn comm_pid_end_index(toks: &[(usize, &str)], end: usize) -> usize {
 /// The pid from the task columns: `comm-pid` (ftrace, trace-cmd) or `comm pid[/tid]` (perf).
 fn task_pid(line: &str, toks: &[(usize, &str)]) -> Option<i64> {
     let &(at, last) = toks.last()?;
-    let numeric = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    // perf prints `:-1 -1` for a thread it lost track of (after its exit).
+    let numeric = |s: &str| {
+        let s = s.strip_prefix('-').unwrap_or(s);
+        !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+    };
     if toks.len() >= 2 || numeric(last.split('/').next().unwrap_or("")) {
         let (pid, tid) = last.split_once('/').unwrap_or((last, last));
         if numeric(pid) && numeric(tid) {
@@ -234,6 +238,8 @@ mod tests {
         let e = parse_line("  kworker/0:1-H-12  [000] d.h1. 5.000001: irq_handler_entry: irq=1 name=x").unwrap();
         assert_eq!(e.pid, 12);
         assert!(parse_line("CPU:1 [LOST 2435 EVENTS]").is_none());
+        let e = parse_line("             :-1    -1 [000] 17468.064602168:               sched:sched_stat_runtime: comm=x").unwrap();
+        assert_eq!(e.pid, -1);
         let e = parse_line("            bash-14026 [001]   633.040486: sched_switch:         bash:14026 [120] R ==> my task:15511 [9]").unwrap();
         assert_eq!((e.num("prev_pid"), e.field("prev_state"), e.field("next_comm"), e.num("next_prio")), (Some(14026), Some("R"), Some("my task"), Some(9)));
         let e = parse_line("      fifo_burst-15511 [001]   633.041437: sched_wakeup:         migration/1:21 [0] CPU:001").unwrap();
