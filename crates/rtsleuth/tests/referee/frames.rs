@@ -28,7 +28,9 @@ impl Frame {
     /// (`irq 25 (virtio0-requests)`, `vector 236 (local_timer)`, `softirq 8 (HRTIMER)`).
     pub fn names(&self, culprit: &str) -> bool {
         culprit == self.label
-            || culprit.strip_prefix(self.label.as_str()).is_some_and(|r| r.starts_with(' '))
+            || culprit
+                .strip_prefix(self.label.as_str())
+                .is_some_and(|r| r.starts_with(' '))
     }
 }
 
@@ -71,7 +73,10 @@ fn exit_key(e: &Event) -> Option<String> {
 
 /// Every CPU's frames, in entry order.
 pub fn build(t: &Trace) -> BTreeMap<u32, CpuFrames> {
-    frames(t).into_iter().map(|(c, f)| (c, CpuFrames::new(f))).collect()
+    frames(t)
+        .into_iter()
+        .map(|(c, f)| (c, CpuFrames::new(f)))
+        .collect()
 }
 
 fn frames(t: &Trace) -> BTreeMap<u32, Vec<Frame>> {
@@ -88,7 +93,12 @@ fn frames(t: &Trace) -> BTreeMap<u32, Vec<Frame>> {
                 }
             } else if let Some((key, ctx, label)) = entry(e) {
                 open.push((key, frames.len()));
-                frames.push(Frame { ctx, label, entry: e.ts, exit: i64::MAX });
+                frames.push(Frame {
+                    ctx,
+                    label,
+                    entry: e.ts,
+                    exit: i64::MAX,
+                });
             } else if e.in_interrupt() == Some(false) || e.name == "sched_switch" {
                 // A hard frame cannot hold a task-context event; a soft one (a softirq or
                 // soft hrtimer run by a thread on PREEMPT_RT) ends at the latest at a switch.
@@ -118,13 +128,19 @@ pub struct CpuFrames {
 
 impl CpuFrames {
     fn new(frames: Vec<Frame>) -> CpuFrames {
-        let longest = frames.iter().map(|f| f.exit.saturating_sub(f.entry)).max().unwrap_or(0);
+        let longest = frames
+            .iter()
+            .map(|f| f.exit.saturating_sub(f.entry))
+            .max()
+            .unwrap_or(0);
         CpuFrames { frames, longest }
     }
 
     /// The frames that can be open somewhere in [a, b].
     fn near(&self, a: i64, b: i64) -> &[Frame] {
-        let lo = self.frames.partition_point(|f| f.entry < a.saturating_sub(self.longest));
+        let lo = self
+            .frames
+            .partition_point(|f| f.entry < a.saturating_sub(self.longest));
         let hi = self.frames.partition_point(|f| f.entry <= b);
         &self.frames[lo..hi.max(lo)]
     }

@@ -71,13 +71,14 @@ pub fn read(path: &Path) -> Result<(Peer, Trace), String> {
         return Ok((peer, text::parse(&text)));
     }
     let tmp;
-    let plain: &Path = if data.len() as u64 == std::fs::metadata(path).map_err(|e| e.to_string())?.len() {
-        path
-    } else {
-        tmp = tempfile::NamedTempFile::new().map_err(|e| e.to_string())?;
-        std::fs::write(tmp.path(), &data).map_err(|e| e.to_string())?;
-        tmp.path()
-    };
+    let plain: &Path =
+        if data.len() as u64 == std::fs::metadata(path).map_err(|e| e.to_string())?.len() {
+            path
+        } else {
+            tmp = tempfile::NamedTempFile::new().map_err(|e| e.to_string())?;
+            std::fs::write(tmp.path(), &data).map_err(|e| e.to_string())?;
+            tmp.path()
+        };
     let trace = match peer {
         Peer::TraceDat => trace_dat(plain)?,
         Peer::PerfData => perf_data(plain)?,
@@ -92,7 +93,10 @@ fn run(cmd: &mut Command) -> Result<String, String> {
     if !out.status.success() {
         return Err(format!(
             "{cmd:?}: {}",
-            String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("")
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
         ));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
@@ -101,9 +105,13 @@ fn run(cmd: &mut Command) -> Result<String, String> {
 /// `trace-cmd report -N -l -t`: no plugins (the kernel's own print formats, as in tracefs),
 /// flags and full-precision timestamps; `--stat` for the per-CPU overruns (V1).
 fn trace_dat(path: &Path) -> Result<Trace, String> {
-    let text = run(Command::new("trace-cmd").args(["report", "-N", "-l", "-t"]).arg(path))?;
+    let text = run(Command::new("trace-cmd")
+        .args(["report", "-N", "-l", "-t"])
+        .arg(path))?;
     let mut t = text::parse(&text);
-    let stat = run(Command::new("trace-cmd").args(["report", "--stat"]).arg(path))?;
+    let stat = run(Command::new("trace-cmd")
+        .args(["report", "--stat"])
+        .arg(path))?;
     t.overwritten |= stat.lines().any(|l| {
         l.strip_prefix("overrun:")
             .and_then(|n| n.trim().parse::<u64>().ok())
@@ -116,7 +124,14 @@ fn trace_dat(path: &Path) -> Result<Trace, String> {
 /// flags, so every flag-based rule has no evidence on these traces.
 fn perf_data(path: &Path) -> Result<Trace, String> {
     let text = run(Command::new("perf")
-        .args(["script", "-F", "comm,tid,cpu,time,event,trace", "--ns", "--show-lost-events", "-i"])
+        .args([
+            "script",
+            "-F",
+            "comm,tid,cpu,time,event,trace",
+            "--ns",
+            "--show-lost-events",
+            "-i",
+        ])
         .arg(path))?;
     Ok(text::parse(&text))
 }

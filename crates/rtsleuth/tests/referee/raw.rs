@@ -57,7 +57,9 @@ impl Event {
 
     /// Interrupts off by the flags (`d` in the first column); `None` when flags are unknown.
     pub fn irqs_off(&self) -> Option<bool> {
-        self.flags.as_ref().map(|f| f.starts_with('d') || f.starts_with('D'))
+        self.flags
+            .as_ref()
+            .map(|f| f.starts_with('d') || f.starts_with('D'))
     }
 
     /// In interrupt context (hard or soft) by the flags; `None` when flags are unknown.
@@ -122,7 +124,11 @@ impl Trace {
 
     /// The events whose pid column is `pid`, in order.
     pub fn of_pid(&self, pid: i64) -> impl DoubleEndedIterator<Item = &Event> {
-        self.by_pid.get(&pid).into_iter().flatten().map(|&i| &self.events[i])
+        self.by_pid
+            .get(&pid)
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.events[i])
     }
 
     /// V1: each CPU's history start, then the common window start (the latest of them).

@@ -16,9 +16,17 @@ pub const RANKED: [&str; 3] = ["higher_priority", "fair_share", "preempt_off"];
 pub fn stretch_cpu(f: &Finding, cx: &Ctx, out: &mut Out) {
     let Some(w) = own_wakeup(f, cx) else { return };
     for (i, s) in f.timeline.iter().enumerate() {
-        let want = if s.before { Some(w.waker_cpu) } else { w.rq_cpu_at(s.start) };
+        let want = if s.before {
+            Some(w.waker_cpu)
+        } else {
+            w.rq_cpu_at(s.start)
+        };
         if want.is_some_and(|c| c != s.cpu) {
-            out.put("stretch_cpu", Some(i), format!("the CPU there is CPU{}", want.unwrap()));
+            out.put(
+                "stretch_cpu",
+                Some(i),
+                format!("the CPU there is CPU{}", want.unwrap()),
+            );
         }
     }
 }
@@ -26,9 +34,23 @@ pub fn stretch_cpu(f: &Finding, cx: &Ctx, out: &mut Out) {
 /// E2 black_hole: no event of the CPU strictly inside, and the CPU's first event at or after
 /// the end is an interrupt arriving (or h-flagged), or the end is the wake-up.
 pub fn black_hole(f: &Finding, cx: &Ctx, out: &mut Out) {
-    for (i, s) in f.timeline.iter().enumerate().filter(|(_, s)| s.kind == "black_hole") {
+    for (i, s) in f
+        .timeline
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.kind == "black_hole")
+    {
         if let Some(e) = cx.trace.inside(s.cpu, s.start + 2, s.end - 2).next() {
-            out.put("E2_black_hole", Some(i), format!("{} of CPU{} at {:.6} inside", e.name, s.cpu, e.ts as f64 / 1e9));
+            out.put(
+                "E2_black_hole",
+                Some(i),
+                format!(
+                    "{} of CPU{} at {:.6} inside",
+                    e.name,
+                    s.cpu,
+                    e.ts as f64 / 1e9
+                ),
+            );
             continue;
         }
         if (s.end - f.wakeup).abs() <= 2 {
@@ -37,7 +59,11 @@ pub fn black_hole(f: &Finding, cx: &Ctx, out: &mut Out) {
         let next = cx.trace.first_from(s.cpu, s.end - 2);
         if !next.is_some_and(arrival) {
             let what = next.map_or("nothing".into(), |e| format!("{} ({:?})", e.name, e.flags));
-            out.put("E2_black_hole", Some(i), format!("followed by {what}, not an interrupt arriving"));
+            out.put(
+                "E2_black_hole",
+                Some(i),
+                format!("followed by {what}, not an interrupt arriving"),
+            );
         }
     }
 }
@@ -73,27 +99,59 @@ fn class(c: i64, v: i64) -> &'static str {
 pub fn task_holds_cpu(f: &Finding, cx: &Ctx, out: &mut Out) {
     for (i, s) in f.timeline.iter().enumerate() {
         let task_kind = RANKED.contains(&s.kind.as_str()) || s.kind == "irqs_off";
-        let Some(pid) = s.culprit_pid.filter(|_| task_kind) else { continue };
+        let Some(pid) = s.culprit_pid.filter(|_| task_kind) else {
+            continue;
+        };
         if cx.sched.current_at(s.cpu, s.start) != Some(pid) {
             let cur = cx.sched.current_at(s.cpu, s.start);
-            out.put("task_holds_cpu", Some(i), format!("CPU{} ran {cur:?} at the start", s.cpu));
+            out.put(
+                "task_holds_cpu",
+                Some(i),
+                format!("CPU{} ran {cur:?} at the start", s.cpu),
+            );
         } else if cx.sched.switches_inside(s.cpu, s.start, s.end) > 0 {
             out.put("task_holds_cpu", Some(i), "a switch inside".into());
-        } else if let Some(e) = cx.trace.inside(s.cpu, s.start, s.end).find(|e| e.pid != pid && e.pid >= 0) {
-            out.put("task_holds_cpu", Some(i), format!("{} of pid {} inside", e.name, e.pid));
+        } else if let Some(e) = cx
+            .trace
+            .inside(s.cpu, s.start, s.end)
+            .find(|e| e.pid != pid && e.pid >= 0)
+        {
+            out.put(
+                "task_holds_cpu",
+                Some(i),
+                format!("{} of pid {} inside", e.name, e.pid),
+            );
         }
-        if s.culprit.as_ref().is_some_and(|c| !c.ends_with(&format!("-{pid}"))) {
-            out.put("task_holds_cpu", Some(i), "culprit string names another pid".into());
+        if s.culprit
+            .as_ref()
+            .is_some_and(|c| !c.ends_with(&format!("-{pid}")))
+        {
+            out.put(
+                "task_holds_cpu",
+                Some(i),
+                "culprit string names another pid".into(),
+            );
         }
     }
 }
 
 /// E3 unknown task: a ranked class always names a culprit task whose prio was printed.
 pub fn unknown_task_not_ranked(f: &Finding, cx: &Ctx, out: &mut Out) {
-    for (i, s) in f.timeline.iter().enumerate().filter(|(_, s)| RANKED.contains(&s.kind.as_str())) {
-        let known = s.culprit_pid.is_some_and(|p| p >= 0 && cx.sched.prio_at(p, s.start).is_some());
+    for (i, s) in f
+        .timeline
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| RANKED.contains(&s.kind.as_str()))
+    {
+        let known = s
+            .culprit_pid
+            .is_some_and(|p| p >= 0 && cx.sched.prio_at(p, s.start).is_some());
         if !known {
-            out.put("E3_unknown_task", Some(i), format!("culprit {:?} has no printed prio", s.culprit_pid));
+            out.put(
+                "E3_unknown_task",
+                Some(i),
+                format!("culprit {:?} has no printed prio", s.culprit_pid),
+            );
         }
     }
 }
@@ -102,17 +160,35 @@ pub fn unknown_task_not_ranked(f: &Finding, cx: &Ctx, out: &mut Out) {
 /// the stretch's class; its prio at the switch-out ending its hold (at or before the run)
 /// gives the same class.
 pub fn rank_matches_class(f: &Finding, cx: &Ctx, out: &mut Out) {
-    for (i, s) in f.timeline.iter().enumerate().filter(|(_, s)| RANKED.contains(&s.kind.as_str())) {
+    for (i, s) in f
+        .timeline
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| RANKED.contains(&s.kind.as_str()))
+    {
         let Some(pid) = s.culprit_pid else { continue };
-        let Some(c) = cx.sched.prio_at(pid, s.start) else { continue };
+        let Some(c) = cx.sched.prio_at(pid, s.start) else {
+            continue;
+        };
         let v = cx.sched.prio_at(f.pid, s.start).unwrap_or(f.prio);
         if class(c, v) != s.kind {
-            out.put("E3_rank", Some(i), format!("culprit prio {c} vs victim prio {v} is {}", class(c, v)));
+            out.put(
+                "E3_rank",
+                Some(i),
+                format!("culprit prio {c} vs victim prio {v} is {}", class(c, v)),
+            );
             continue;
         }
         if let Some(out_prio) = switch_out_prio(cx, s, pid, f.run) {
             if class(out_prio, v) != s.kind {
-                out.put("E3_rank", Some(i), format!("culprit left the CPU with prio {out_prio}: {}", class(out_prio, v)));
+                out.put(
+                    "E3_rank",
+                    Some(i),
+                    format!(
+                        "culprit left the CPU with prio {out_prio}: {}",
+                        class(out_prio, v)
+                    ),
+                );
             }
         }
     }
@@ -138,7 +214,11 @@ pub fn irq_frame_open(f: &Finding, cx: &Ctx, out: &mut Out) {
         let none = frames::CpuFrames::default();
         let fr = cx.frames.get(&s.cpu).unwrap_or(&none);
         if !frames::covered(fr, ctx, culprit, s.start + 2, s.end - 2) {
-            out.put("irq_frame_open", Some(i), format!("no {} frame of {culprit} over it", s.kind));
+            out.put(
+                "irq_frame_open",
+                Some(i),
+                format!("no {} frame of {culprit} over it", s.kind),
+            );
         }
     }
 }
@@ -148,10 +228,21 @@ fn d_by_construction(e: &Event) -> bool {
     let n = e.name.as_str();
     matches!(
         n,
-        "sched_switch" | "sched_waking" | "sched_wakeup" | "sched_wakeup_new" | "sched_migrate_task"
-            | "sched_pi_setprio" | "hrtimer_start" | "hrtimer_cancel" | "hrtimer_init"
-            | "timer_start" | "timer_cancel" | "timer_init" | "workqueue_queue_work"
-            | "workqueue_activate_work" | "softirq_raise"
+        "sched_switch"
+            | "sched_waking"
+            | "sched_wakeup"
+            | "sched_wakeup_new"
+            | "sched_migrate_task"
+            | "sched_pi_setprio"
+            | "hrtimer_start"
+            | "hrtimer_cancel"
+            | "hrtimer_init"
+            | "timer_start"
+            | "timer_cancel"
+            | "timer_init"
+            | "workqueue_queue_work"
+            | "workqueue_activate_work"
+            | "softirq_raise"
     ) || n.starts_with("sched_stat_")
         || n.starts_with("timer_expire_")
         || n.starts_with("hrtimer_expire_")
@@ -164,7 +255,10 @@ fn d_by_construction(e: &Event) -> bool {
 /// An `irq_disable` open over [a, b] on the CPU: the latest irq_disable/irq_enable at or
 /// before a is a disable, and no irq_enable inside.
 fn irq_disable_open(cx: &Ctx, cpu: u32, a: i64, b: i64) -> bool {
-    let last = cx.trace.before(cpu, a + 2).find(|e| e.name == "irq_disable" || e.name == "irq_enable");
+    let last = cx
+        .trace
+        .before(cpu, a + 2)
+        .find(|e| e.name == "irq_disable" || e.name == "irq_enable");
     last.is_some_and(|e| e.name == "irq_disable")
         && !cx.trace.inside(cpu, a, b).any(|e| e.name == "irq_enable")
 }
@@ -174,11 +268,18 @@ fn irq_disable_open(cx: &Ctx, cpu: u32, a: i64, b: i64) -> bool {
 /// `d` by construction says `d`, and no task-context event of the CPU inside says interrupts
 /// on.
 pub fn irqs_off_evidence(f: &Finding, cx: &Ctx, out: &mut Out) {
-    for (i, s) in f.timeline.iter().enumerate().filter(|(_, s)| s.kind == "irqs_off") {
+    for (i, s) in f
+        .timeline
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.kind == "irqs_off")
+    {
         if irq_disable_open(cx, s.cpu, s.start, s.end) {
             continue;
         }
-        let holder = s.culprit_pid.or_else(|| cx.sched.current_at(s.cpu, s.start));
+        let holder = s
+            .culprit_pid
+            .or_else(|| cx.sched.current_at(s.cpu, s.start));
         let since = cx.sched.switched_in_at(s.cpu, s.start).unwrap_or(i64::MIN);
         let flagged = s.before
             && cx
@@ -192,7 +293,11 @@ pub fn irqs_off_evidence(f: &Finding, cx: &Ctx, out: &mut Out) {
             .inside(s.cpu, s.start, s.end)
             .any(|e| e.task_context() && e.irqs_off() == Some(false));
         if !flagged || enabled_inside {
-            out.put("E4_irqs_off_evidence", Some(i), "no irq_disable open and no `d` evidence".into());
+            out.put(
+                "E4_irqs_off_evidence",
+                Some(i),
+                "no irq_disable open and no `d` evidence".into(),
+            );
         }
     }
 }

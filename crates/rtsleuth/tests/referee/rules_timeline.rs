@@ -17,19 +17,35 @@ pub fn tiling(f: &Finding, out: &mut Out) {
     let tl = &f.timeline;
     if tl.is_empty() {
         if f.latency_us > 0.0 {
-            out.put("tiling", None, "empty timeline with a non-zero latency".into());
+            out.put(
+                "tiling",
+                None,
+                "empty timeline with a non-zero latency".into(),
+            );
         }
         return;
     }
     if (tl[0].start - f.window_start()).abs() > TOL {
-        out.put("tiling", Some(0), "the timeline does not start at expected_ts/wakeup_ts".into());
+        out.put(
+            "tiling",
+            Some(0),
+            "the timeline does not start at expected_ts/wakeup_ts".into(),
+        );
     }
     if (tl[tl.len() - 1].end - f.run).abs() > TOL {
-        out.put("tiling", Some(tl.len() - 1), "the timeline does not end at run_ts".into());
+        out.put(
+            "tiling",
+            Some(tl.len() - 1),
+            "the timeline does not end at run_ts".into(),
+        );
     }
     for (i, s) in tl.iter().enumerate() {
         if i > 0 && (tl[i - 1].end - s.start).abs() > TOL {
-            out.put("tiling", Some(i), "gap or overlap with the previous stretch".into());
+            out.put(
+                "tiling",
+                Some(i),
+                "gap or overlap with the previous stretch".into(),
+            );
         }
         let ok = if s.before {
             s.start >= f.window_start() - TOL && s.end <= f.wakeup + TOL
@@ -42,7 +58,14 @@ pub fn tiling(f: &Finding, out: &mut Out) {
     }
     let sum: i64 = tl.iter().map(|s| s.end - s.start).sum();
     if (sum as f64 - f.latency_us * 1e3).abs() > tl.len() as f64 + 1.0 {
-        out.put("tiling", None, format!("stretches add up to {} ns, latency_us {}", sum, f.latency_us));
+        out.put(
+            "tiling",
+            None,
+            format!(
+                "stretches add up to {} ns, latency_us {}",
+                sum, f.latency_us
+            ),
+        );
     }
 }
 
@@ -61,11 +84,19 @@ pub fn components_add_up(f: &Finding, out: &mut Out) {
     for (k, (us, n)) in &want {
         let g = got.get(k).copied().unwrap_or(0.0);
         if (g - us).abs() > 0.002 * *n as f64 + 0.002 {
-            out.put("components", None, format!("{k:?}: components {g} us, timeline {us} us"));
+            out.put(
+                "components",
+                None,
+                format!("{k:?}: components {g} us, timeline {us} us"),
+            );
         }
     }
     for k in got.keys().filter(|k| !want.contains_key(*k)) {
-        out.put("components", None, format!("{k:?} is in components, not in the timeline"));
+        out.put(
+            "components",
+            None,
+            format!("{k:?} is in components, not in the timeline"),
+        );
     }
 }
 
@@ -83,7 +114,10 @@ pub fn root_cause_is_largest(f: &Finding, out: &mut Out) {
         out.put(
             "root_cause",
             None,
-            format!("root_cause {} has {mine} us, another kind has {max} us", f.root_cause),
+            format!(
+                "root_cause {} has {mine} us, another kind has {max} us",
+                f.root_cause
+            ),
         );
     }
 }
@@ -105,19 +139,29 @@ pub fn kernel_path_bound(f: &Finding, cx: &Ctx, out: &mut Out) {
         }
         let len: i64 = tl[i..=j].iter().map(|s| s.end - s.start).sum();
         if len > KERNEL_PATH_MAX_NS && !timer_slack(f, cx, i, j, len) {
-            out.put("E1_kernel_path_bound", Some(i), format!("kernel_path of {} us", len / 1000));
+            out.put(
+                "E1_kernel_path_bound",
+                Some(i),
+                format!("kernel_path of {} us", len / 1000),
+            );
         }
         i = j + 1;
     }
 }
 
 fn timer_slack(f: &Finding, cx: &Ctx, i: usize, j: usize, len: i64) -> bool {
-    if f.source != "timer" || !f.timeline[i..=j].iter().all(|s| s.before && s.detail.contains("slack")) {
+    if f.source != "timer"
+        || !f.timeline[i..=j]
+            .iter()
+            .all(|s| s.before && s.detail.contains("slack"))
+    {
         return false;
     }
-    super::rules_wakeup::armed_timer(f, cx).is_some_and(|e| match (e.num("expires"), e.num("softexpires")) {
-        (Some(h), Some(s)) => h - s >= len,
-        _ => false,
+    super::rules_wakeup::armed_timer(f, cx).is_some_and(|e| {
+        match (e.num("expires"), e.num("softexpires")) {
+            (Some(h), Some(s)) => h - s >= len,
+            _ => false,
+        }
     })
 }
 
@@ -128,7 +172,11 @@ pub fn common_window(f: &Finding, cx: &Ctx, out: &mut Out) {
             out.put(
                 "V1_common_window",
                 None,
-                format!("window starts {:.6}, before the common window {:.6}", f.window_start() as f64 / 1e9, w as f64 / 1e9),
+                format!(
+                    "window starts {:.6}, before the common window {:.6}",
+                    f.window_start() as f64 / 1e9,
+                    w as f64 / 1e9
+                ),
             );
         }
     }

@@ -21,7 +21,11 @@ pub fn own_wakeup<'a>(f: &Finding, cx: &'a Ctx) -> Option<&'a Wakeup> {
 /// than the task's first own event after the waking).
 pub fn wakeup_pairing(f: &Finding, cx: &Ctx, out: &mut Out) {
     let Some(w) = own_wakeup(f, cx) else {
-        out.put("wakeup_pairing", None, "wakeup_ts starts no wake-up of the task".into());
+        out.put(
+            "wakeup_pairing",
+            None,
+            "wakeup_ts starts no wake-up of the task".into(),
+        );
         return;
     };
     if f.run_at == "switch" {
@@ -29,7 +33,12 @@ pub fn wakeup_pairing(f: &Finding, cx: &Ctx, out: &mut Out) {
             out.put(
                 "wakeup_pairing",
                 None,
-                format!("the task was switched in at {:.6} on CPU{} (switch {})", w.end as f64 / 1e9, w.end_cpu, w.end_switch),
+                format!(
+                    "the task was switched in at {:.6} on CPU{} (switch {})",
+                    w.end as f64 / 1e9,
+                    w.end_cpu,
+                    w.end_switch
+                ),
             );
         }
         return;
@@ -44,7 +53,11 @@ pub fn wakeup_pairing(f: &Finding, cx: &Ctx, out: &mut Out) {
         return;
     }
     if !at_run || resumed_late || (switched_before && f.run_at != "mark") {
-        out.put("wakeup_pairing", None, format!("run_at {}: no event of the task at run_ts", f.run_at));
+        out.put(
+            "wakeup_pairing",
+            None,
+            format!("run_at {}: no event of the task at run_ts", f.run_at),
+        );
     }
 }
 
@@ -77,13 +90,17 @@ pub fn due_evidence(f: &Finding, cx: &Ctx, out: &mut Out) {
 /// before expected_ts, and an hrtimer_expire_entry of that pointer after it, at or before
 /// the wake-up.
 fn timer_due(f: &Finding, cx: &Ctx, expected: i64) -> Result<(), String> {
-    let armed = armed_timer(f, cx).ok_or("the task armed no hrtimer_wakeup timer before the wake-up")?;
+    let armed =
+        armed_timer(f, cx).ok_or("the task armed no hrtimer_wakeup timer before the wake-up")?;
     if armed.ts > expected + TOL {
         return Err("expected_ts is before the timer was armed".into());
     }
     let ptr = armed.field("hrtimer");
     let ev = &cx.trace.events;
-    let (from, to) = (ev.partition_point(|e| e.ts <= armed.ts), ev.partition_point(|e| e.ts <= f.wakeup));
+    let (from, to) = (
+        ev.partition_point(|e| e.ts <= armed.ts),
+        ev.partition_point(|e| e.ts <= f.wakeup),
+    );
     let fired = ev[from..to.max(from)]
         .iter()
         .any(|e| e.name == "hrtimer_expire_entry" && e.field("hrtimer") == ptr);
@@ -95,9 +112,15 @@ fn timer_due(f: &Finding, cx: &Ctx, expected: i64) -> Result<(), String> {
 
 /// The task's own last `hrtimer_start` of an `hrtimer_wakeup` timer at or before its wake-up.
 pub fn armed_timer<'a>(f: &Finding, cx: &'a Ctx) -> Option<&'a super::raw::Event> {
-    cx.trace.of_pid(f.pid).rev().filter(|e| e.ts <= f.wakeup).find(|e| {
-        e.name == "hrtimer_start" && e.field("function").is_some_and(|x| x.starts_with("hrtimer_wakeup"))
-    })
+    cx.trace
+        .of_pid(f.pid)
+        .rev()
+        .filter(|e| e.ts <= f.wakeup)
+        .find(|e| {
+            e.name == "hrtimer_start"
+                && e.field("function")
+                    .is_some_and(|x| x.starts_with("hrtimer_wakeup"))
+        })
 }
 
 /// tracemark: the task's `hit latency threshold (X > Y)` mark after run_ts, with X within
@@ -117,7 +140,10 @@ fn mark_due(f: &Finding, cx: &Ctx) -> Result<(), String> {
         .and_then(|x| x.parse().ok());
     match x {
         Some(x) if (x - f.latency_us).abs() <= 1.0 || f.expected == Some(f.wakeup) => Ok(()),
-        _ => Err(format!("the mark says {x:?} us, latency_us {}", f.latency_us)),
+        _ => Err(format!(
+            "the mark says {x:?} us, latency_us {}",
+            f.latency_us
+        )),
     }
 }
 
@@ -142,7 +168,10 @@ fn period_due(f: &Finding, cx: &Ctx, expected: i64) -> Result<(), String> {
     let period = gaps[gaps.len() / 2];
     let prev = *starts.last().unwrap();
     if expected <= prev || f.wakeup - expected > period + TOL {
-        return Err(format!("expected_ts not within one period ({} us) before the wake-up", period / 1000));
+        return Err(format!(
+            "expected_ts not within one period ({} us) before the wake-up",
+            period / 1000
+        ));
     }
     Ok(())
 }
@@ -164,7 +193,16 @@ pub fn victim_never_runs(f: &Finding, cx: &Ctx, out: &mut Out) {
         let switch = e.name == "sched_switch"
             && (e.num("prev_pid") == Some(f.pid) || e.num("next_pid") == Some(f.pid));
         if own || switch {
-            out.put("victim_never_runs", None, format!("{} of the victim at {:.6} on CPU{}", e.name, e.ts as f64 / 1e9, e.cpu));
+            out.put(
+                "victim_never_runs",
+                None,
+                format!(
+                    "{} of the victim at {:.6} on CPU{}",
+                    e.name,
+                    e.ts as f64 / 1e9,
+                    e.cpu
+                ),
+            );
             return;
         }
     }
@@ -175,7 +213,11 @@ pub fn no_lost_events_inside(f: &Finding, cx: &Ctx, out: &mut Out) {
     let waker = own_wakeup(f, cx).map(|w| w.waker_cpu);
     for &(cpu, ts) in &cx.trace.lost {
         if ts > f.window_start() && ts <= f.run && (cpu == f.cpu || Some(cpu) == waker) {
-            out.put("lost_events", None, format!("events lost on CPU{cpu} at {:.6}", ts as f64 / 1e9));
+            out.put(
+                "lost_events",
+                None,
+                format!("events lost on CPU{cpu} at {:.6}", ts as f64 / 1e9),
+            );
         }
     }
 }
@@ -186,7 +228,11 @@ pub fn no_impossible_state(f: &Finding, cx: &Ctx, out: &mut Out) {
     let culprits: Vec<i64> = f.timeline.iter().filter_map(|s| s.culprit_pid).collect();
     for &(pid, ts) in &cx.sched.impossible {
         if ts >= f.window_start() && ts <= f.run && (pid == f.pid || culprits.contains(&pid)) {
-            out.put("V2_impossible_state", None, format!("pid {pid} on two CPUs at {:.6}", ts as f64 / 1e9));
+            out.put(
+                "V2_impossible_state",
+                None,
+                format!("pid {pid} on two CPUs at {:.6}", ts as f64 / 1e9),
+            );
         }
     }
 }

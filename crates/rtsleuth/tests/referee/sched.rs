@@ -31,7 +31,12 @@ impl Wakeup {
 
     /// The runqueue CPU at `ts`: the latest of target_cpu / migrations at or before it.
     pub fn rq_cpu_at(&self, ts: i64) -> Option<u32> {
-        self.rq.iter().rev().find(|(t, _)| *t <= ts).or(self.rq.first()).map(|r| r.1)
+        self.rq
+            .iter()
+            .rev()
+            .find(|(t, _)| *t <= ts)
+            .or(self.rq.first())
+            .map(|r| r.1)
     }
 }
 
@@ -118,7 +123,9 @@ impl Sched {
                 put(e.num("prev_pid"), e.num("prev_prio"));
                 put(e.num("next_pid"), e.num("next_prio"));
             }
-            "sched_waking" | "sched_wakeup" | "sched_wakeup_new" => put(e.num("pid"), e.num("prio")),
+            "sched_waking" | "sched_wakeup" | "sched_wakeup_new" => {
+                put(e.num("pid"), e.num("prio"))
+            }
             "sched_pi_setprio" => put(e.num("pid"), e.num("newprio")),
             _ => {}
         }
@@ -144,10 +151,8 @@ impl Sched {
         self.switches.entry(e.cpu).or_default().push(e.ts);
         self.shown_running(e.cpu, e.ts, next);
         let n = tasks.entry(next).or_default();
-        if next > 0 {
-            if n.running_on.is_some_and(|c| c != e.cpu) {
-                self.impossible.push((next, e.ts));
-            }
+        if next > 0 && n.running_on.is_some_and(|c| c != e.cpu) {
+            self.impossible.push((next, e.ts));
         }
         n.running_on = Some(e.cpu);
         // A raced waking confirmed only by the switch-out, in a trace without sched_wakeup.
@@ -206,7 +211,9 @@ impl Sched {
 
     /// The sched_switch events on `cpu` strictly inside (lo, hi).
     pub fn switches_inside(&self, cpu: u32, lo: i64, hi: i64) -> usize {
-        self.switches.get(&cpu).map_or(0, |sw| sw.iter().filter(|t| **t > lo && **t < hi).count())
+        self.switches
+            .get(&cpu)
+            .map_or(0, |sw| sw.iter().filter(|t| **t > lo && **t < hi).count())
     }
 
     /// E3: the priority printed for `pid` by the latest event at or before `ts`.
@@ -219,12 +226,18 @@ impl Sched {
     /// The wake-up of `pid` that starts at `ts` (±2 ns); with `in_place`, also a waking
     /// that resumed in place.
     pub fn wakeup_at(&self, pid: i64, ts: i64) -> Option<&Wakeup> {
-        self.wakeups.get(&pid)?.iter().find(|w| (w.start - ts).abs() <= 2)
+        self.wakeups
+            .get(&pid)?
+            .iter()
+            .find(|w| (w.start - ts).abs() <= 2)
     }
 
     /// A waking of `pid` at `ts` (±2 ns) that resumed in place.
     pub fn in_place_at(&self, pid: i64, ts: i64) -> Option<&Wakeup> {
-        self.in_place.get(&pid)?.iter().find(|w| (w.start - ts).abs() <= 2)
+        self.in_place
+            .get(&pid)?
+            .iter()
+            .find(|w| (w.start - ts).abs() <= 2)
     }
 }
 

@@ -137,7 +137,11 @@ fn plugin_fields(name: &str, fields: &str) -> String {
         // `comm:pid [prio]`; the comm may hold ':' and spaces.
         let (head, prio) = t.trim().rsplit_once(" [")?;
         let (comm, pid) = head.rsplit_once(':')?;
-        Some((comm.to_string(), pid.to_string(), prio.trim_end_matches(']').to_string()))
+        Some((
+            comm.to_string(),
+            pid.to_string(),
+            prio.trim_end_matches(']').to_string(),
+        ))
     };
     match name {
         "sched_switch" if !fields.contains("prev_pid=") => {
@@ -154,7 +158,9 @@ fn plugin_fields(name: &str, fields: &str) -> String {
         }
         "sched_waking" | "sched_wakeup" | "sched_wakeup_new" if !fields.contains("pid=") => {
             let (who, cpu) = fields.rsplit_once(" CPU:").unwrap_or((fields, ""));
-            let who = who.trim_end_matches(" success=1").trim_end_matches(" success=0");
+            let who = who
+                .trim_end_matches(" success=1")
+                .trim_end_matches(" success=0");
             match task(who) {
                 Some((c, p, q)) => format!("comm={c} pid={p} prio={q} target_cpu={cpu}"),
                 None => fields.to_string(),
@@ -222,28 +228,55 @@ mod tests {
     #[test]
     fn line_shapes() {
         let e = parse_line("            bash-14026   [001] d..2.   633.040295: sched_switch: prev_comm=bash prev_pid=14026 prev_prio=120 prev_state=S ==> next_comm=x y next_pid=0 next_prio=120").unwrap();
-        assert_eq!((e.ts, e.cpu, e.pid, e.flags.as_deref()), (633_040_295_000, 1, 14026, Some("d..2.")));
+        assert_eq!(
+            (e.ts, e.cpu, e.pid, e.flags.as_deref()),
+            (633_040_295_000, 1, 14026, Some("d..2."))
+        );
         assert_eq!(e.name, "sched_switch");
         assert_eq!(e.field("next_comm"), Some("x y"));
-        let e = parse_line("            bash-14026   (  14026) [001] .....   633.040295: hrtimer_setup: a=1").unwrap();
+        let e = parse_line(
+            "            bash-14026   (  14026) [001] .....   633.040295: hrtimer_setup: a=1",
+        )
+        .unwrap();
         assert_eq!((e.cpu, e.pid), (1, 14026));
-        let e = parse_line("           <...>-1701  [001]    76.211513: sched_switch:   prev_comm=a").unwrap();
+        let e =
+            parse_line("           <...>-1701  [001]    76.211513: sched_switch:   prev_comm=a")
+                .unwrap();
         assert_eq!((e.cpu, e.pid, e.flags.as_deref()), (1, 1701, None));
         let e = parse_line("fifo_bur-15705   0d..3.  7769.346285786: hrtimer_start:        hrtimer=0xff function=dl_task_timer").unwrap();
-        assert_eq!((e.ts, e.cpu, e.pid, e.flags.as_deref()), (7_769_346_285_786, 0, 15705, Some("d..3.")));
+        assert_eq!(
+            (e.ts, e.cpu, e.pid, e.flags.as_deref()),
+            (7_769_346_285_786, 0, 15705, Some("d..3."))
+        );
         let e = parse_line(" Web Content  5760/5761  [003] 18169.860964197:                     sched:sched_waking: comm=migration/0 pid=18").unwrap();
         assert_eq!((e.cpu, e.pid, e.name.as_str()), (3, 5761, "sched_waking"));
         let e = parse_line("            perf 11678/11678 [000]  4903.235148:     262842               sched:sched_stat_runtime: comm=perf").unwrap();
-        assert_eq!((e.pid, e.name.as_str(), e.fields.as_str()), (11678, "sched_stat_runtime", "comm=perf"));
-        let e = parse_line("  kworker/0:1-H-12  [000] d.h1. 5.000001: irq_handler_entry: irq=1 name=x").unwrap();
+        assert_eq!(
+            (e.pid, e.name.as_str(), e.fields.as_str()),
+            (11678, "sched_stat_runtime", "comm=perf")
+        );
+        let e =
+            parse_line("  kworker/0:1-H-12  [000] d.h1. 5.000001: irq_handler_entry: irq=1 name=x")
+                .unwrap();
         assert_eq!(e.pid, 12);
         assert!(parse_line("CPU:1 [LOST 2435 EVENTS]").is_none());
         let e = parse_line("             :-1    -1 [000] 17468.064602168:               sched:sched_stat_runtime: comm=x").unwrap();
         assert_eq!(e.pid, -1);
         let e = parse_line("            bash-14026 [001]   633.040486: sched_switch:         bash:14026 [120] R ==> my task:15511 [9]").unwrap();
-        assert_eq!((e.num("prev_pid"), e.field("prev_state"), e.field("next_comm"), e.num("next_prio")), (Some(14026), Some("R"), Some("my task"), Some(9)));
+        assert_eq!(
+            (
+                e.num("prev_pid"),
+                e.field("prev_state"),
+                e.field("next_comm"),
+                e.num("next_prio")
+            ),
+            (Some(14026), Some("R"), Some("my task"), Some(9))
+        );
         let e = parse_line("      fifo_burst-15511 [001]   633.041437: sched_wakeup:         migration/1:21 [0] CPU:001").unwrap();
-        assert_eq!((e.num("pid"), e.num("prio"), e.num("target_cpu")), (Some(21), Some(0), Some(1)));
+        assert_eq!(
+            (e.num("pid"), e.num("prio"), e.num("target_cpu")),
+            (Some(21), Some(0), Some(1))
+        );
     }
 
     #[test]
