@@ -56,9 +56,9 @@ pub const RULES: &[(&str, bool)] = &[
     ("lost_events", true),
     ("stretch_cpu", true),
     ("task_holds_cpu", true),
+    ("wakeup_pairing", true),
     ("json", true),
     // NOT YET ENFORCED: violated on main (issue 23); switch on as the engine's fixes land.
-    ("wakeup_pairing", false),
     ("irq_frame_open", false),
     ("completeness", false),
     ("V1_common_window", false),

@@ -43,6 +43,8 @@ impl Wakeup {
 #[derive(Default)]
 struct TaskState {
     running_on: Option<u32>,
+    /// The CPU it was switched in on and not yet switched out of, by the switches alone (V2).
+    switched_on: Option<u32>,
     pending: Option<Wakeup>,
     /// A sched_waking seen while the task ran (W1), and its switch-out after it, if any.
     raced: Option<(Wakeup, Option<(i64, u32)>)>,
@@ -90,7 +92,7 @@ impl Sched {
             }
             s.prio_of(e);
             if e.name != "sched_switch" && e.pid >= 0 {
-                s.shown_running(e.cpu, e.ts, e.pid);
+                s.untraced_switch(e, &mut tasks);
             }
             match e.name.as_str() {
                 "sched_switch" => s.switch(e, &mut tasks, has_wakeup),
@@ -138,6 +140,7 @@ impl Sched {
         let state = e.field("prev_state").unwrap_or("R");
         let p = tasks.entry(prev).or_default();
         p.running_on = None;
+        p.switched_on = None;
         p.in_place = None;
         if let Some((w, out)) = p.raced.as_mut() {
             if runnable(state) {
@@ -151,10 +154,11 @@ impl Sched {
         self.switches.entry(e.cpu).or_default().push(e.ts);
         self.shown_running(e.cpu, e.ts, next);
         let n = tasks.entry(next).or_default();
-        if next > 0 && n.running_on.is_some_and(|c| c != e.cpu) {
+        if next > 0 && n.switched_on.is_some_and(|c| c != e.cpu) {
             self.impossible.push((next, e.ts));
         }
         n.running_on = Some(e.cpu);
+        n.switched_on = Some(e.cpu);
         // A raced waking confirmed only by the switch-out, in a trace without sched_wakeup.
         if let Some((w, Some(_))) = n.raced.take() {
             if !has_wakeup && n.pending.is_none() {
@@ -193,6 +197,21 @@ impl Sched {
         let sw = self.current.get(&cpu)?;
         let k = sw.partition_point(|(t, _)| *t <= ts);
         (k > 0).then(|| sw[k - 1].1)
+    }
+
+    /// An event whose pid column is not the CPU's task: the task it replaced left the CPU
+    /// without a traced switch, so it no longer runs there.
+    fn untraced_switch(&mut self, e: &Event, tasks: &mut HashMap<i64, TaskState>) {
+        let before = self.current_at(e.cpu, e.ts);
+        if let Some(old) = before.filter(|&p| p != e.pid && p > 0) {
+            let st = tasks.entry(old).or_default();
+            if st.running_on == Some(e.cpu) {
+                st.running_on = None;
+                st.raced = None;
+                st.in_place = None;
+            }
+        }
+        self.shown_running(e.cpu, e.ts, e.pid);
     }
 
     fn shown_running(&mut self, cpu: u32, ts: i64, pid: i64) {
