@@ -145,11 +145,12 @@ pub fn check_finding(f: &Finding, cx: &Ctx) -> Vec<Violation> {
     out.0
 }
 
-/// completeness: every wake-up of a target (referee's pairing, inside the common window) that
-/// is later than the least late finding shown (any, when fewer than `--top` were shown) has
-/// a finding; and a target's `spikes` at `--threshold 0` count at least the referee's
+/// completeness: every wake-up of a target (referee's pairing, inside the common window; for
+/// the default targets, only the wake-ups where its printed prio is real-time, below 100)
+/// that is later than the least late finding shown (any, when fewer than `--top` were shown)
+/// has a finding; and a target's `spikes` at `--threshold 0` count at least the referee's
 /// wake-ups of it.
-pub fn completeness(doc: &Value, findings: &[Finding], cx: &Ctx, out: &mut Out) {
+pub fn completeness(doc: &Value, findings: &[Finding], cx: &Ctx, rt_only: bool, out: &mut Out) {
     let least = if findings.len() < TOP {
         0
     } else {
@@ -171,6 +172,7 @@ pub fn completeness(doc: &Value, findings: &[Finding], cx: &Ctx, out: &mut Out) 
             .into_iter()
             .flatten()
             .filter(|w| w.start >= window)
+            .filter(|w| !rt_only || cx.sched.prio_at(pid, w.start).is_some_and(|p| p < 100))
             .collect();
         let spikes = t["spikes"].as_u64().unwrap_or(0) as usize;
         if mine.len() > spikes {
@@ -363,7 +365,7 @@ fn check_trace(path: &Path) -> Result<Checked, String> {
             }
         }
         let mut out = Out::default();
-        completeness(&doc, &findings, &cx, &mut out);
+        completeness(&doc, &findings, &cx, *set == "default", &mut out);
         for v in out.0 {
             checked.violations.push((format!("[{set}] document"), v));
         }

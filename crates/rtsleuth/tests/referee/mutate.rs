@@ -332,8 +332,8 @@ fn mutated_findings_are_flagged() {
         {
             let rest: Vec<Finding> = findings[1..].to_vec();
             let (mut a, mut b) = (Out::default(), Out::default());
-            completeness(&doc, &findings, &cx, &mut a);
-            completeness(&doc, &rest, &cx, &mut b);
+            completeness(&doc, &findings, &cx, false, &mut a);
+            completeness(&doc, &rest, &cx, false, &mut b);
             let e = applied
                 .entry(("finding dropped", "finding".into()))
                 .or_default();
