@@ -107,8 +107,12 @@ impl Sched {
                 }
                 _ => {}
             }
+            let cpu_first = t
+                .by_cpu
+                .get(&e.cpu)
+                .is_some_and(|ix| std::ptr::eq(&t.events[ix[0]], e));
             if e.pid > 0 && e.name != "sched_switch" {
-                s.own_event(e, &mut tasks);
+                s.own_event(e, &mut tasks, cpu_first);
             }
         }
         s
@@ -173,8 +177,13 @@ impl Sched {
         }
     }
 
-    fn own_event(&mut self, e: &Event, tasks: &mut HashMap<i64, TaskState>) {
+    fn own_event(&mut self, e: &Event, tasks: &mut HashMap<i64, TaskState>, cpu_first: bool) {
         let st = tasks.entry(e.pid).or_default();
+        if cpu_first {
+            // The CPU's first event: when the task got there is not recorded, so the wake-up
+            // has no measurable end.
+            st.pending = None;
+        }
         if let Some(mut w) = st.in_place.take_if(|w| e.ts > w.start && e.task_context()) {
             w.end = e.ts;
             w.end_cpu = e.cpu;
