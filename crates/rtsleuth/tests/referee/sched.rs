@@ -329,3 +329,65 @@ fn wakeup(e: &Event, tasks: &mut HashMap<i64, TaskState>, waking_traced: bool) {
         st.pending = Some(new_wakeup(e, p));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::text;
+    use super::*;
+
+    fn sched(lines: &str) -> Sched {
+        Sched::build(&text::parse(lines))
+    }
+
+    /// W1: waking while P runs, P's switch-out S, then sched_wakeup: a wake-up from the
+    /// switch-out (2.000100) to the switch-in (2.002100): 2000 us, by hand.
+    #[test]
+    fn raced_waking_counts_from_the_switch_out() {
+        let s = sched(
+            "  a-10 [000] d..2. 2.000000: sched_switch: prev_comm=x prev_pid=9 prev_prio=120 prev_state=S ==> next_comm=p next_pid=5 next_prio=120
+  b-11 [001] d..2. 2.000050: sched_waking: comm=p pid=5 prio=120 target_cpu=000
+  p-5 [000] d..2. 2.000100: sched_switch: prev_comm=p prev_pid=5 prev_prio=120 prev_state=S ==> next_comm=f next_pid=7 next_prio=9
+  b-11 [001] d..2. 2.000120: sched_wakeup: comm=p pid=5 prio=120 target_cpu=000
+  f-7 [000] d..2. 2.002100: sched_switch: prev_comm=f prev_pid=7 prev_prio=9 prev_state=S ==> next_comm=p next_pid=5 next_prio=120
+",
+        );
+        let w = &s.wakeups[&5];
+        assert_eq!(w.len(), 1);
+        assert_eq!(
+            (w[0].start, w[0].end, w[0].raced, w[0].waker_cpu),
+            (2_000_100_000, 2_002_100_000, true, 0)
+        );
+    }
+
+    /// ttwu_runnable: waking and wakeup while P runs, no switch-out between: no wake-up; P's
+    /// next task-context event (2.000300) is where it resumed in place.
+    #[test]
+    fn waking_a_running_task_is_no_wakeup() {
+        let s = sched(
+            "  a-10 [000] d..2. 2.000000: sched_switch: prev_comm=x prev_pid=9 prev_prio=120 prev_state=S ==> next_comm=p next_pid=5 next_prio=120
+  p-5 [000] d.h2. 2.000050: sched_waking: comm=p pid=5 prio=120 target_cpu=000
+  p-5 [000] d.h2. 2.000060: sched_wakeup: comm=p pid=5 prio=120 target_cpu=000
+  p-5 [000] ..... 2.000300: hrtimer_init: hrtimer=1
+",
+        );
+        assert!(!s.wakeups.contains_key(&5));
+        assert_eq!(s.in_place[&5][0].end, 2_000_300_000);
+    }
+
+    /// A task switched in without a traced switch ends its wake-up at its first event, even
+    /// an interrupt of it (2.000500); a new task's first run is no wake-up.
+    #[test]
+    fn untraced_switch_in_and_new_tasks() {
+        let s = sched(
+            "  a-10 [000] d..2. 2.000000: sched_waking: comm=p pid=5 prio=120 target_cpu=000
+  a-10 [000] d..2. 2.000010: sched_wakeup_new: comm=n pid=6 prio=120 target_cpu=000
+  p-5 [000] d.h1. 2.000500: local_timer_entry: vector=236
+  n-6 [000] ..... 2.000900: x: y=1
+",
+        );
+        let w = &s.wakeups[&5];
+        assert_eq!((w[0].end, w[0].end_switch), (2_000_500_000, false));
+        assert!(!s.wakeups.contains_key(&6));
+        assert_eq!(s.current_at(0, 2_000_600_000), Some(5));
+    }
+}
