@@ -169,3 +169,64 @@ fn perfetto(path: &Path) -> Result<Trace, String> {
     t.finish();
     Ok(t)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A compact_sched bundle made with Perfetto's own classes: switches at 1000 ns (to pid
+    /// 100, prio 120) and 1500 ns (to 200), a waking of 300 at 1200 ns. By hand: the first
+    /// switch's previous task is unknown (pid -1, no prio), the waking runs in pid 100, the
+    /// second switch leaves pid 100 at prio 120; timestamps are delta-coded (1000, +500).
+    #[test]
+    fn perfetto_compact_sched_has_an_unknown_first_task() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("compact.pftrace");
+        let make = format!(
+            r#"
+from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+t = pb.Trace(); p = t.packet.add(); p.trusted_packet_sequence_id = 1
+b = p.ftrace_events; b.cpu = 0; c = b.compact_sched
+c.intern_table.extend(["a", "b", "w"])
+c.switch_timestamp.extend([1000, 500]); c.switch_prev_state.extend([0, 1])
+c.switch_next_pid.extend([100, 200]); c.switch_next_prio.extend([120, 120])
+c.switch_next_comm_index.extend([0, 1])
+c.waking_timestamp.extend([1200]); c.waking_pid.extend([300]); c.waking_target_cpu.extend([1])
+c.waking_prio.extend([110]); c.waking_comm_index.extend([2])
+open("{}", "wb").write(t.SerializeToString())
+"#,
+            file.display()
+        );
+        let ok = Command::new("python3")
+            .args(["-c", &make])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "python3 with the perfetto package is needed");
+        let t = perfetto(&file).unwrap();
+        let e = &t.events;
+        assert_eq!(e.len(), 3);
+        assert_eq!(
+            (
+                e[0].ts,
+                e[0].pid,
+                e[0].num("prev_pid"),
+                e[0].num("prev_prio")
+            ),
+            (1000, -1, Some(-1), None)
+        );
+        assert_eq!(
+            (e[1].ts, e[1].pid, e[1].name.as_str(), e[1].num("pid")),
+            (1200, 100, "sched_waking", Some(300))
+        );
+        assert_eq!(
+            (
+                e[2].ts,
+                e[2].num("prev_pid"),
+                e[2].num("prev_prio"),
+                e[2].field("prev_state")
+            ),
+            (1500, Some(100), Some(120), Some("S"))
+        );
+    }
+}
