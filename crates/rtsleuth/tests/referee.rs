@@ -57,6 +57,7 @@ pub const RULES: &[(&str, bool)] = &[
     ("stretch_cpu", true),
     ("task_holds_cpu", true),
     ("wakeup_pairing", true),
+    ("E4_irqs_off_not_preempt_off", true),
     ("json", true),
     // NOT YET ENFORCED: violated on main (issue 23); switch on as the engine's fixes land.
     ("irq_frame_open", false),
@@ -142,6 +143,7 @@ pub fn check_finding(f: &Finding, cx: &Ctx) -> Vec<Violation> {
     rules_stretch::rank_matches_class(f, cx, &mut out);
     rules_stretch::irq_frame_open(f, cx, &mut out);
     rules_stretch::irqs_off_evidence(f, cx, &mut out);
+    rules_stretch::irqs_off_not_preempt_off(f, cx, &mut out);
     out.0
 }
 

@@ -4,7 +4,7 @@
 //! themselves (e.g. a stretch turned `black_hole` must hold an event of its CPU).
 
 use super::finding::{Finding, Stretch};
-use super::rules_stretch::RANKED;
+use super::rules_stretch::{irq_disable_open, RANKED};
 use super::{check_finding, completeness, explain, peers, Ctx, Out};
 use std::collections::BTreeMap;
 
@@ -190,6 +190,13 @@ fn stretch_mutations(
                 "irqs_off with interrupts on",
                 "E4_irqs_off_evidence",
                 &|| with_stretch(f, i, |m| m.kind = "irqs_off".into()),
+            );
+        }
+        if s.kind == "irqs_off" && !s.before && irq_disable_open(cx, s.cpu, s.start, s.end) {
+            put(
+                "irqs_off called preempt_off",
+                "E4_irqs_off_not_preempt_off",
+                &|| with_stretch(f, i, |m| m.kind = "preempt_off".into()),
             );
         }
         if s.kind == "kernel_path" {

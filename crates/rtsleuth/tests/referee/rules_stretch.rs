@@ -254,7 +254,7 @@ fn d_by_construction(e: &Event) -> bool {
 
 /// An `irq_disable` open over [a, b] on the CPU: the latest irq_disable/irq_enable at or
 /// before a is a disable, and no irq_enable inside.
-fn irq_disable_open(cx: &Ctx, cpu: u32, a: i64, b: i64) -> bool {
+pub fn irq_disable_open(cx: &Ctx, cpu: u32, a: i64, b: i64) -> bool {
     let last = cx
         .trace
         .before(cpu, a + 2)
@@ -299,5 +299,67 @@ pub fn irqs_off_evidence(f: &Finding, cx: &Ctx, out: &mut Out) {
                 "no irq_disable open and no `d` evidence".into(),
             );
         }
+    }
+}
+
+/// E4 after the wake-up: where an `irq_disable` is open on the runqueue CPU over a stretch,
+/// interrupts were off: the stretch is `irqs_off` (with the caller), not `preempt_off`.
+pub fn irqs_off_not_preempt_off(f: &Finding, cx: &Ctx, out: &mut Out) {
+    for (i, s) in f.timeline.iter().enumerate() {
+        if s.kind == "preempt_off" && !s.before && irq_disable_open(cx, s.cpu, s.start, s.end) {
+            out.put(
+                "E4_irqs_off_not_preempt_off",
+                Some(i),
+                "an irq_disable is open over it".into(),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{text, Ctx};
+    use super::*;
+
+    /// console_unlock disables interrupts on CPU0 at 1.000000 and enables them at 1.500000;
+    /// a stretch after the wake-up at 1.1–1.4 there is irqs_off, never preempt_off.
+    #[test]
+    fn an_open_irq_disable_is_irqs_off_not_preempt_off() {
+        let cx = Ctx::new(text::parse(
+            "  k-9 [000] d..1. 1.000000: irq_disable: caller=console_unlock+0x1/0x2 parent=x
+  k-9 [000] ...1. 1.500000: irq_enable: caller=console_unlock+0x3/0x4 parent=x
+",
+        ));
+        let stretch = |kind: &str| Stretch {
+            kind: kind.into(),
+            before: false,
+            cpu: 0,
+            start: 1_100_000_000,
+            end: 1_400_000_000,
+            culprit: None,
+            culprit_pid: None,
+            detail: String::new(),
+        };
+        let finding = |kind: &str| Finding {
+            set: "t".into(),
+            comm: "v".into(),
+            pid: 5,
+            prio: 10,
+            cpu: 0,
+            latency_us: 300_000.0,
+            source: "wakeup".into(),
+            expected: None,
+            wakeup: 1_100_000_000,
+            run: 1_400_000_000,
+            run_at: "switch".into(),
+            root_cause: kind.into(),
+            components: Vec::new(),
+            timeline: vec![stretch(kind)],
+        };
+        let mut out = Out::default();
+        irqs_off_not_preempt_off(&finding("preempt_off"), &cx, &mut out);
+        irqs_off_evidence(&finding("irqs_off"), &cx, &mut out);
+        let rules: Vec<&str> = out.0.iter().map(|v| v.rule).collect();
+        assert_eq!(rules, ["E4_irqs_off_not_preempt_off"]);
     }
 }
