@@ -1,0 +1,170 @@
+//! Interrupt frames per CPU, from the entry/exit pairs the trace prints: `irq_handler_*`
+//! (`irq N`), irq_vectors `*_entry/_exit` (`vector N`), `hrtimer_expire_*` (the callback's
+//! function; hard or soft by the entry's flags, either when the peer prints no flags) and
+//! `softirq_*` (`softirq N`). A hard frame whose exit is not traced closes at the CPU's next
+//! task-context event, a soft one at its next switch.
+
+use super::raw::{Event, Trace};
+use std::collections::BTreeMap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ctx {
+    Hard,
+    Soft,
+    Either,
+}
+
+#[derive(Clone, Debug)]
+pub struct Frame {
+    pub ctx: Ctx,
+    /// `irq 25`, `vector 236`, `softirq 8` or an hrtimer callback's function name.
+    pub label: String,
+    pub entry: i64,
+    pub exit: i64,
+}
+
+impl Frame {
+    /// The engine's culprit names this frame: the label itself, or the label then a space
+    /// (`irq 25 (virtio0-requests)`, `vector 236 (local_timer)`, `softirq 8 (HRTIMER)`).
+    pub fn names(&self, culprit: &str) -> bool {
+        culprit == self.label
+            || culprit
+                .strip_prefix(self.label.as_str())
+                .is_some_and(|r| r.starts_with(' '))
+    }
+}
+
+/// (key to pair entry and exit, ctx, label) of an entry event.
+fn entry(e: &Event) -> Option<(String, Ctx, String)> {
+    let n = e.name.as_str();
+    if n == "irq_handler_entry" {
+        let irq = e.num("irq")?;
+        return Some((format!("irq {irq}"), Ctx::Hard, format!("irq {irq}")));
+    }
+    if n == "softirq_entry" {
+        let v = e.num("vec")?;
+        return Some((format!("softirq {v}"), Ctx::Soft, format!("softirq {v}")));
+    }
+    if n == "hrtimer_expire_entry" {
+        let ctx = match &e.flags {
+            None => Ctx::Either,
+            Some(_) if e.in_hardirq() => Ctx::Hard,
+            Some(_) => Ctx::Soft,
+        };
+        let f = e.field("function")?.split('/').next()?.to_string();
+        return Some((format!("hrtimer {}", e.field("hrtimer")?), ctx, f));
+    }
+    if n.ends_with("_entry") {
+        let v = e.num("vector")?;
+        return Some((format!("vector {v}"), Ctx::Hard, format!("vector {v}")));
+    }
+    None
+}
+
+fn exit_key(e: &Event) -> Option<String> {
+    match e.name.as_str() {
+        "irq_handler_exit" => Some(format!("irq {}", e.num("irq")?)),
+        "softirq_exit" => Some(format!("softirq {}", e.num("vec")?)),
+        "hrtimer_expire_exit" => Some(format!("hrtimer {}", e.field("hrtimer")?)),
+        n if n.ends_with("_exit") => Some(format!("vector {}", e.num("vector")?)),
+        _ => None,
+    }
+}
+
+/// Every CPU's frames, in entry order.
+pub fn build(t: &Trace) -> BTreeMap<u32, CpuFrames> {
+    frames(t)
+        .into_iter()
+        .map(|(c, f)| (c, CpuFrames::new(f)))
+        .collect()
+}
+
+fn frames(t: &Trace) -> BTreeMap<u32, Vec<Frame>> {
+    let mut out: BTreeMap<u32, Vec<Frame>> = BTreeMap::new();
+    for (&cpu, ix) in &t.by_cpu {
+        let frames = out.entry(cpu).or_default();
+        let mut open: Vec<(String, usize)> = Vec::new();
+        for &i in ix {
+            let e = &t.events[i];
+            if let Some(key) = exit_key(e) {
+                if let Some(k) = open.iter().rposition(|(o, _)| *o == key) {
+                    frames[open[k].1].exit = e.ts;
+                    open.remove(k);
+                }
+            } else if let Some((key, ctx, label)) = entry(e) {
+                open.push((key, frames.len()));
+                frames.push(Frame {
+                    ctx,
+                    label,
+                    entry: e.ts,
+                    exit: i64::MAX,
+                });
+            } else if e.in_interrupt() == Some(false) || e.name == "sched_switch" {
+                // A hard frame cannot hold a task-context event; a soft one (a softirq or
+                // soft hrtimer run by a thread on PREEMPT_RT) ends at the latest at a switch.
+                let switch = e.name == "sched_switch";
+                open.retain(|(_, f)| {
+                    let ends = switch || frames[*f].ctx == Ctx::Hard;
+                    if ends {
+                        frames[*f].exit = e.ts;
+                    }
+                    !ends
+                });
+            }
+        }
+        for (_, f) in open {
+            frames[f].exit = frames[f].entry;
+        }
+    }
+    out
+}
+
+/// One CPU's frames in entry order, and the longest of them (to bound a search).
+#[derive(Default)]
+pub struct CpuFrames {
+    pub frames: Vec<Frame>,
+    longest: i64,
+}
+
+impl CpuFrames {
+    fn new(frames: Vec<Frame>) -> CpuFrames {
+        let longest = frames
+            .iter()
+            .map(|f| f.exit.saturating_sub(f.entry))
+            .max()
+            .unwrap_or(0);
+        CpuFrames { frames, longest }
+    }
+
+    /// The frames that can be open somewhere in [a, b].
+    fn near(&self, a: i64, b: i64) -> &[Frame] {
+        let lo = self
+            .frames
+            .partition_point(|f| f.entry < a.saturating_sub(self.longest));
+        let hi = self.frames.partition_point(|f| f.entry <= b);
+        &self.frames[lo..hi.max(lo)]
+    }
+}
+
+/// Frames of type `ctx` naming `culprit` cover [a, b] without a gap (back-to-back frames
+/// carry it on).
+pub fn covered(cpu: &CpuFrames, ctx: Ctx, culprit: &str, a: i64, b: i64) -> bool {
+    let mut cur = a;
+    let fit: Vec<&Frame> = cpu
+        .near(a, b)
+        .iter()
+        .filter(|f| (f.ctx == ctx || f.ctx == Ctx::Either) && f.names(culprit))
+        .collect();
+    loop {
+        let next = fit
+            .iter()
+            .filter(|f| f.entry <= cur && f.exit > cur)
+            .map(|f| f.exit)
+            .max();
+        match next {
+            Some(x) if x >= b => return true,
+            Some(x) => cur = x,
+            None => return false,
+        }
+    }
+}

@@ -1,0 +1,365 @@
+//! Rules for each stretch against the events of its CPU (docs/claims.md "Stretches"): its
+//! CPU, black_hole (E2), the task culprits and their rank (E3), interrupt frames, irqs_off
+//! evidence (E4).
+
+use super::finding::{Finding, Stretch};
+use super::frames::{self, Ctx as Irq};
+use super::raw::{is_interrupt_event, Event};
+use super::rules_wakeup::own_wakeup;
+use super::{Ctx, Out};
+use std::cmp::Ordering;
+
+pub const RANKED: [&str; 3] = ["higher_priority", "fair_share", "preempt_off"];
+
+/// stretch_cpu: a before-wakeup stretch is on the CPU that ran the waking; an after-wakeup
+/// one on the task's runqueue CPU at its start (target_cpu, then migrations).
+pub fn stretch_cpu(f: &Finding, cx: &Ctx, out: &mut Out) {
+    let Some(w) = own_wakeup(f, cx) else { return };
+    for (i, s) in f.timeline.iter().enumerate() {
+        let want = if s.before {
+            Some(w.waker_cpu)
+        } else {
+            w.rq_cpu_at(s.start)
+        };
+        if want.is_some_and(|c| c != s.cpu) {
+            out.put(
+                "stretch_cpu",
+                Some(i),
+                format!("the CPU there is CPU{}", want.unwrap()),
+            );
+        }
+    }
+}
+
+/// E2 black_hole: no event of the CPU strictly inside, and the CPU's first event at or after
+/// the end is an interrupt arriving (or h-flagged), or the end is the wake-up.
+pub fn black_hole(f: &Finding, cx: &Ctx, out: &mut Out) {
+    for (i, s) in f
+        .timeline
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.kind == "black_hole")
+    {
+        if let Some(e) = cx.trace.inside(s.cpu, s.start + 2, s.end - 2).next() {
+            out.put(
+                "E2_black_hole",
+                Some(i),
+                format!(
+                    "{} of CPU{} at {:.6} inside",
+                    e.name,
+                    s.cpu,
+                    e.ts as f64 / 1e9
+                ),
+            );
+            continue;
+        }
+        if (s.end - f.wakeup).abs() <= 2 {
+            continue;
+        }
+        let next = cx.trace.first_from(s.cpu, s.end - 2);
+        if !next.is_some_and(arrival) {
+            let what = next.map_or("nothing".into(), |e| format!("{} ({:?})", e.name, e.flags));
+            out.put(
+                "E2_black_hole",
+                Some(i),
+                format!("followed by {what}, not an interrupt arriving"),
+            );
+        }
+    }
+}
+
+fn arrival(e: &Event) -> bool {
+    let n = e.name.as_str();
+    e.in_hardirq()
+        || n == "irq_handler_entry"
+        || n == "hrtimer_expire_entry"
+        || (n.ends_with("_entry") && n != "softirq_entry" && is_interrupt_event(n))
+}
+
+/// Rank of a printed prio: deadline (negative) > RT (lower number higher) > normal (one rank).
+fn rank(prio: i64) -> (u8, i64) {
+    match prio {
+        p if p < 0 => (2, 0),
+        p if p < 100 => (1, -p),
+        _ => (0, 0),
+    }
+}
+
+/// The class a culprit of prio `c` has against a victim of prio `v`.
+fn class(c: i64, v: i64) -> &'static str {
+    match rank(c).cmp(&rank(v)) {
+        Ordering::Greater => "higher_priority",
+        Ordering::Equal => "fair_share",
+        Ordering::Less => "preempt_off",
+    }
+}
+
+/// task_holds_cpu: the culprit of a task kind is the CPU's task at the start by the switches,
+/// no switch happens inside, and every event inside is its own.
+pub fn task_holds_cpu(f: &Finding, cx: &Ctx, out: &mut Out) {
+    for (i, s) in f.timeline.iter().enumerate() {
+        let task_kind = RANKED.contains(&s.kind.as_str()) || s.kind == "irqs_off";
+        let Some(pid) = s.culprit_pid.filter(|_| task_kind) else {
+            continue;
+        };
+        if cx.sched.current_at(s.cpu, s.start) != Some(pid) {
+            let cur = cx.sched.current_at(s.cpu, s.start);
+            out.put(
+                "task_holds_cpu",
+                Some(i),
+                format!("CPU{} ran {cur:?} at the start", s.cpu),
+            );
+        } else if cx.sched.switches_inside(s.cpu, s.start, s.end) > 0 {
+            out.put("task_holds_cpu", Some(i), "a switch inside".into());
+        } else if let Some(e) = cx
+            .trace
+            .inside(s.cpu, s.start, s.end)
+            .find(|e| e.pid != pid && e.pid >= 0)
+        {
+            out.put(
+                "task_holds_cpu",
+                Some(i),
+                format!("{} of pid {} inside", e.name, e.pid),
+            );
+        }
+        if s.culprit
+            .as_ref()
+            .is_some_and(|c| !c.ends_with(&format!("-{pid}")))
+        {
+            out.put(
+                "task_holds_cpu",
+                Some(i),
+                "culprit string names another pid".into(),
+            );
+        }
+    }
+}
+
+/// E3 unknown task: a ranked class always names a culprit task whose prio was printed.
+pub fn unknown_task_not_ranked(f: &Finding, cx: &Ctx, out: &mut Out) {
+    for (i, s) in f
+        .timeline
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| RANKED.contains(&s.kind.as_str()))
+    {
+        let known = s
+            .culprit_pid
+            .is_some_and(|p| p >= 0 && cx.sched.prio_at(p, s.start).is_some());
+        if !known {
+            out.put(
+                "E3_unknown_task",
+                Some(i),
+                format!("culprit {:?} has no printed prio", s.culprit_pid),
+            );
+        }
+    }
+}
+
+/// E3 rank: the culprit's own latest printed prio at the start, against the victim's, gives
+/// the stretch's class; its prio at the switch-out ending its hold (at or before the run)
+/// gives the same class.
+pub fn rank_matches_class(f: &Finding, cx: &Ctx, out: &mut Out) {
+    for (i, s) in f
+        .timeline
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| RANKED.contains(&s.kind.as_str()))
+    {
+        let Some(pid) = s.culprit_pid else { continue };
+        let Some(c) = cx.sched.prio_at(pid, s.start) else {
+            continue;
+        };
+        let v = cx.sched.prio_at(f.pid, s.start).unwrap_or(f.prio);
+        if class(c, v) != s.kind {
+            out.put(
+                "E3_rank",
+                Some(i),
+                format!("culprit prio {c} vs victim prio {v} is {}", class(c, v)),
+            );
+            continue;
+        }
+        if let Some(out_prio) = switch_out_prio(cx, s, pid, f.run) {
+            if class(out_prio, v) != s.kind {
+                out.put(
+                    "E3_rank",
+                    Some(i),
+                    format!(
+                        "culprit left the CPU with prio {out_prio}: {}",
+                        class(out_prio, v)
+                    ),
+                );
+            }
+        }
+    }
+}
+
+fn switch_out_prio(cx: &Ctx, s: &Stretch, pid: i64, run: i64) -> Option<i64> {
+    cx.trace
+        .inside(s.cpu, s.end - 3, run + 3)
+        .find(|e| e.name == "sched_switch" && e.num("prev_pid") == Some(pid))
+        .and_then(|e| e.num("prev_prio"))
+}
+
+/// irq_frame_open: a hardirq/softirq stretch lies inside frames of that type naming its
+/// culprit on its CPU.
+pub fn irq_frame_open(f: &Finding, cx: &Ctx, out: &mut Out) {
+    for (i, s) in f.timeline.iter().enumerate() {
+        let ctx = match s.kind.as_str() {
+            "hardirq" => Irq::Hard,
+            "softirq" => Irq::Soft,
+            _ => continue,
+        };
+        let culprit = s.culprit.as_deref().unwrap_or("");
+        let none = frames::CpuFrames::default();
+        let fr = cx.frames.get(&s.cpu).unwrap_or(&none);
+        if !frames::covered(fr, ctx, culprit, s.start + 2, s.end - 2) {
+            out.put(
+                "irq_frame_open",
+                Some(i),
+                format!("no {} frame of {culprit} over it", s.kind),
+            );
+        }
+    }
+}
+
+/// Events that run with interrupts off by construction: their `d` is no evidence (E4).
+fn d_by_construction(e: &Event) -> bool {
+    let n = e.name.as_str();
+    matches!(
+        n,
+        "sched_switch"
+            | "sched_waking"
+            | "sched_wakeup"
+            | "sched_wakeup_new"
+            | "sched_migrate_task"
+            | "sched_pi_setprio"
+            | "hrtimer_start"
+            | "hrtimer_cancel"
+            | "hrtimer_init"
+            | "timer_start"
+            | "timer_cancel"
+            | "timer_init"
+            | "workqueue_queue_work"
+            | "workqueue_activate_work"
+            | "softirq_raise"
+    ) || n.starts_with("sched_stat_")
+        || n.starts_with("timer_expire_")
+        || n.starts_with("hrtimer_expire_")
+        || n.starts_with("irq_")
+        || n.starts_with("local_timer_")
+        || is_interrupt_event(n)
+        || e.in_interrupt() == Some(true)
+}
+
+/// An `irq_disable` open over [a, b] on the CPU: the latest irq_disable/irq_enable at or
+/// before a is a disable, and no irq_enable inside.
+pub fn irq_disable_open(cx: &Ctx, cpu: u32, a: i64, b: i64) -> bool {
+    let last = cx
+        .trace
+        .before(cpu, a + 2)
+        .find(|e| e.name == "irq_disable" || e.name == "irq_enable");
+    last.is_some_and(|e| e.name == "irq_disable")
+        && !cx.trace.inside(cpu, a, b).any(|e| e.name == "irq_enable")
+}
+
+/// E4 irqs_off_evidence: an open irq_disable over the stretch; or, before the wake-up, the
+/// culprit's last task-context event since its switch-in, at or before the start, that is not
+/// `d` by construction says `d`, and no task-context event of the CPU inside says interrupts
+/// on.
+pub fn irqs_off_evidence(f: &Finding, cx: &Ctx, out: &mut Out) {
+    for (i, s) in f
+        .timeline
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.kind == "irqs_off")
+    {
+        if irq_disable_open(cx, s.cpu, s.start, s.end) {
+            continue;
+        }
+        let holder = s
+            .culprit_pid
+            .or_else(|| cx.sched.current_at(s.cpu, s.start));
+        let since = cx.sched.switched_in_at(s.cpu, s.start).unwrap_or(i64::MIN);
+        let flagged = s.before
+            && cx
+                .trace
+                .before(s.cpu, s.start + 2)
+                .take_while(|e| e.ts >= since)
+                .find(|e| Some(e.pid) == holder && e.task_context() && !d_by_construction(e))
+                .is_some_and(|e| e.irqs_off() == Some(true));
+        let enabled_inside = cx
+            .trace
+            .inside(s.cpu, s.start, s.end)
+            .any(|e| e.task_context() && e.irqs_off() == Some(false));
+        if !flagged || enabled_inside {
+            out.put(
+                "E4_irqs_off_evidence",
+                Some(i),
+                "no irq_disable open and no `d` evidence".into(),
+            );
+        }
+    }
+}
+
+/// E4 after the wake-up: where an `irq_disable` is open on the runqueue CPU over a stretch,
+/// interrupts were off: the stretch is `irqs_off` (with the caller), not `preempt_off`.
+pub fn irqs_off_not_preempt_off(f: &Finding, cx: &Ctx, out: &mut Out) {
+    for (i, s) in f.timeline.iter().enumerate() {
+        if s.kind == "preempt_off" && !s.before && irq_disable_open(cx, s.cpu, s.start, s.end) {
+            out.put(
+                "E4_irqs_off_not_preempt_off",
+                Some(i),
+                "an irq_disable is open over it".into(),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{text, Ctx};
+    use super::*;
+
+    /// console_unlock disables interrupts on CPU0 at 1.000000 and enables them at 1.500000;
+    /// a stretch after the wake-up at 1.1–1.4 there is irqs_off, never preempt_off.
+    #[test]
+    fn an_open_irq_disable_is_irqs_off_not_preempt_off() {
+        let cx = Ctx::new(text::parse(
+            "  k-9 [000] d..1. 1.000000: irq_disable: caller=console_unlock+0x1/0x2 parent=x
+  k-9 [000] ...1. 1.500000: irq_enable: caller=console_unlock+0x3/0x4 parent=x
+",
+        ));
+        let stretch = |kind: &str| Stretch {
+            kind: kind.into(),
+            before: false,
+            cpu: 0,
+            start: 1_100_000_000,
+            end: 1_400_000_000,
+            culprit: None,
+            culprit_pid: None,
+            detail: String::new(),
+        };
+        let finding = |kind: &str| Finding {
+            set: "t".into(),
+            comm: "v".into(),
+            pid: 5,
+            prio: 10,
+            cpu: 0,
+            latency_us: 300_000.0,
+            source: "wakeup".into(),
+            expected: None,
+            wakeup: 1_100_000_000,
+            run: 1_400_000_000,
+            run_at: "switch".into(),
+            root_cause: kind.into(),
+            components: Vec::new(),
+            timeline: vec![stretch(kind)],
+        };
+        let mut out = Out::default();
+        irqs_off_not_preempt_off(&finding("preempt_off"), &cx, &mut out);
+        irqs_off_evidence(&finding("irqs_off"), &cx, &mut out);
+        let rules: Vec<&str> = out.0.iter().map(|v| v.rule).collect();
+        assert_eq!(rules, ["E4_irqs_off_not_preempt_off"]);
+    }
+}

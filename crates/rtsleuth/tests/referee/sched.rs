@@ -1,0 +1,393 @@
+//! The referee's own reading of the scheduler events: its wake-up pairing (docs/claims.md,
+//! "Wake-ups"), each CPU's running task by the switches, each task's printed priorities, and
+//! the impossible states (a task switched in on two CPUs at once).
+
+use super::raw::{Event, Trace};
+use std::collections::{BTreeMap, HashMap};
+
+/// One wake-up in the referee's pairing.
+#[derive(Clone, Debug)]
+pub struct Wakeup {
+    pub pid: i64,
+    /// sched_waking (sched_wakeup when the trace has no sched_waking), or
+    /// the task's own switch-out for a wake-up that raced it (W1).
+    pub start: i64,
+    pub raced: bool,
+    /// The CPU that ran the waking (the switch-out's CPU for a raced one).
+    pub waker_cpu: u32,
+    /// The runqueue CPU from `target_cpu`, then each sched_migrate_task: (from ts, cpu).
+    pub rq: Vec<(i64, u32)>,
+    /// The first moment the task runs again: its switch-in, or its first event in the pid
+    /// column (an interrupt of it shows it current too).
+    pub end: i64,
+    pub end_cpu: u32,
+    pub end_switch: bool,
+}
+
+impl Wakeup {
+    pub fn latency(&self) -> i64 {
+        self.end - self.start
+    }
+
+    /// The runqueue CPU at `ts`: the latest of target_cpu / migrations at or before it.
+    pub fn rq_cpu_at(&self, ts: i64) -> Option<u32> {
+        self.rq
+            .iter()
+            .rev()
+            .find(|(t, _)| *t <= ts)
+            .or(self.rq.first())
+            .map(|r| r.1)
+    }
+}
+
+#[derive(Default)]
+struct TaskState {
+    running_on: Option<u32>,
+    /// The CPU it was switched in on and not yet switched out of, by the switches alone (V2).
+    switched_on: Option<u32>,
+    pending: Option<Wakeup>,
+    /// A sched_waking seen while the task ran (W1), and its switch-out after it, if any.
+    raced: Option<(Wakeup, Option<(i64, u32)>)>,
+    /// A waking then wakeup while the task ran, with no switch-out (ttwu_runnable): no
+    /// wake-up, but the task may resume in place at its next own event.
+    in_place: Option<Wakeup>,
+}
+
+#[derive(Default)]
+pub struct Sched {
+    pub wakeups: HashMap<i64, Vec<Wakeup>>,
+    /// Per CPU, (ts, pid) each time its running task is shown to change: a switch's
+    /// next_pid, or the pid column of any other event (a switch-in that was not traced).
+    pub current: BTreeMap<u32, Vec<(i64, i64)>>,
+    /// Per CPU, the times of its sched_switch events.
+    pub switches: BTreeMap<u32, Vec<i64>>,
+    /// Per pid, (ts, prio) of each printed priority of that pid.
+    pub prios: HashMap<i64, Vec<(i64, i64)>>,
+    /// Wakings of a task still on its CPU that resumed in place (`run_at: resumed`): not
+    /// wake-ups (W1, ttwu_runnable), listed only so such findings can be paired.
+    pub in_place: HashMap<i64, Vec<Wakeup>>,
+    /// (pid, ts): switched in while, by the switches, still running on another CPU (V2).
+    pub impossible: Vec<(i64, i64)>,
+}
+
+fn runnable(state: &str) -> bool {
+    // `R`, `R+` (preempted), or the numeric 0 of old formats.
+    state.starts_with('R') || state == "0"
+}
+
+impl Sched {
+    pub fn build(t: &Trace) -> Sched {
+        let has_waking = t.events.iter().any(|e| e.name == "sched_waking");
+        let has_wakeup = t.events.iter().any(|e| e.name == "sched_wakeup");
+        let mut s = Sched::default();
+        let mut tasks: HashMap<i64, TaskState> = HashMap::new();
+        let mut lost = t.lost.iter().peekable();
+        for e in &t.events {
+            while lost.next_if(|(_, ts)| *ts <= e.ts).is_some() {
+                // Wake-ups in flight cross a hole: none is measured.
+                for st in tasks.values_mut() {
+                    st.pending = None;
+                    st.raced = None;
+                }
+            }
+            s.prio_of(e);
+            if e.name != "sched_switch" && e.pid >= 0 {
+                s.untraced_switch(e, &mut tasks);
+            }
+            match e.name.as_str() {
+                "sched_switch" => s.switch(e, &mut tasks, has_wakeup),
+                "sched_waking" => waking(e, &mut tasks),
+                "sched_wakeup" | "sched_wakeup_new" => wakeup(e, &mut tasks, has_waking),
+                "sched_migrate_task" => {
+                    if let (Some(p), Some(d)) = (e.num("pid"), e.num("dest_cpu")) {
+                        if let Some(w) = tasks.get_mut(&p).and_then(|st| st.pending.as_mut()) {
+                            w.rq.push((e.ts, d as u32));
+                        }
+                    }
+                }
+                _ => {}
+            }
+            let cpu_first = t
+                .by_cpu
+                .get(&e.cpu)
+                .is_some_and(|ix| std::ptr::eq(&t.events[ix[0]], e));
+            if e.pid > 0 && e.name != "sched_switch" {
+                s.own_event(e, &mut tasks, cpu_first);
+            }
+        }
+        s
+    }
+
+    fn prio_of(&mut self, e: &Event) {
+        let mut put = |pid: Option<i64>, prio: Option<i64>| {
+            if let (Some(p), Some(q)) = (pid, prio) {
+                self.prios.entry(p).or_default().push((e.ts, q));
+            }
+        };
+        match e.name.as_str() {
+            "sched_switch" => {
+                put(e.num("prev_pid"), e.num("prev_prio"));
+                put(e.num("next_pid"), e.num("next_prio"));
+            }
+            "sched_waking" | "sched_wakeup" | "sched_wakeup_new" => {
+                put(e.num("pid"), e.num("prio"))
+            }
+            "sched_pi_setprio" => put(e.num("pid"), e.num("newprio")),
+            _ => {}
+        }
+    }
+
+    fn switch(&mut self, e: &Event, tasks: &mut HashMap<i64, TaskState>, has_wakeup: bool) {
+        let (Some(prev), Some(next)) = (e.num("prev_pid"), e.num("next_pid")) else {
+            return;
+        };
+        let state = e.field("prev_state").unwrap_or("R");
+        let p = tasks.entry(prev).or_default();
+        p.running_on = None;
+        p.switched_on = None;
+        p.in_place = None;
+        if let Some((w, out)) = p.raced.as_mut() {
+            if runnable(state) {
+                p.raced = None;
+            } else if out.is_none() {
+                *out = Some((e.ts, e.cpu));
+                w.start = e.ts;
+                w.waker_cpu = e.cpu;
+            }
+        }
+        self.switches.entry(e.cpu).or_default().push(e.ts);
+        self.shown_running(e.cpu, e.ts, next);
+        let n = tasks.entry(next).or_default();
+        if next > 0 && n.switched_on.is_some_and(|c| c != e.cpu) {
+            self.impossible.push((next, e.ts));
+        }
+        n.running_on = Some(e.cpu);
+        n.switched_on = Some(e.cpu);
+        // A raced waking confirmed only by the switch-out, in a trace without sched_wakeup.
+        if let Some((w, Some(_))) = n.raced.take() {
+            if !has_wakeup && n.pending.is_none() {
+                n.pending = Some(w);
+            }
+        }
+        if let Some(mut w) = n.pending.take() {
+            w.end = e.ts;
+            w.end_cpu = e.cpu;
+            w.end_switch = true;
+            self.wakeups.entry(next).or_default().push(w);
+        }
+    }
+
+    fn own_event(&mut self, e: &Event, tasks: &mut HashMap<i64, TaskState>, cpu_first: bool) {
+        let st = tasks.entry(e.pid).or_default();
+        if cpu_first {
+            // The CPU's first event: when the task got there is not recorded, so the wake-up
+            // has no measurable end.
+            st.pending = None;
+        }
+        if let Some(mut w) = st.in_place.take_if(|w| e.ts > w.start && e.task_context()) {
+            w.end = e.ts;
+            w.end_cpu = e.cpu;
+            self.in_place.entry(e.pid).or_default().push(w);
+        }
+        if let Some(mut w) = st.pending.take_if(|w| e.ts > w.start) {
+            w.end = e.ts;
+            w.end_cpu = e.cpu;
+            w.end_switch = false;
+            self.wakeups.entry(e.pid).or_default().push(w);
+        }
+        if st.pending.is_none() && st.raced.is_none() {
+            st.running_on = Some(e.cpu);
+        }
+    }
+
+    /// The task current on `cpu` at `ts`: by the latest switch or event pid column at or
+    /// before it (`None` before the CPU's first event).
+    pub fn current_at(&self, cpu: u32, ts: i64) -> Option<i64> {
+        let sw = self.current.get(&cpu)?;
+        let k = sw.partition_point(|(t, _)| *t <= ts);
+        (k > 0).then(|| sw[k - 1].1)
+    }
+
+    /// An event whose pid column is not the CPU's task: the task it replaced left the CPU
+    /// without a traced switch, so it no longer runs there.
+    fn untraced_switch(&mut self, e: &Event, tasks: &mut HashMap<i64, TaskState>) {
+        let before = self.current_at(e.cpu, e.ts);
+        if let Some(old) = before.filter(|&p| p != e.pid && p > 0) {
+            let st = tasks.entry(old).or_default();
+            if st.running_on == Some(e.cpu) {
+                st.running_on = None;
+                st.raced = None;
+                st.in_place = None;
+            }
+        }
+        self.shown_running(e.cpu, e.ts, e.pid);
+    }
+
+    fn shown_running(&mut self, cpu: u32, ts: i64, pid: i64) {
+        let v = self.current.entry(cpu).or_default();
+        if v.last().map(|c| c.1) != Some(pid) {
+            v.push((ts, pid));
+        }
+    }
+
+    /// Since when the task current on `cpu` at `ts` has been shown running there.
+    pub fn switched_in_at(&self, cpu: u32, ts: i64) -> Option<i64> {
+        let sw = self.current.get(&cpu)?;
+        let k = sw.partition_point(|(t, _)| *t <= ts);
+        (k > 0).then(|| sw[k - 1].0)
+    }
+
+    /// The sched_switch events on `cpu` strictly inside (lo, hi).
+    pub fn switches_inside(&self, cpu: u32, lo: i64, hi: i64) -> usize {
+        self.switches
+            .get(&cpu)
+            .map_or(0, |sw| sw.iter().filter(|t| **t > lo && **t < hi).count())
+    }
+
+    /// E3: the priority printed for `pid` by the latest event at or before `ts`.
+    pub fn prio_at(&self, pid: i64, ts: i64) -> Option<i64> {
+        let v = self.prios.get(&pid)?;
+        let k = v.partition_point(|(t, _)| *t <= ts);
+        (k > 0).then(|| v[k - 1].1)
+    }
+
+    /// The wake-up of `pid` that starts at `ts` (±2 ns); with `in_place`, also a waking
+    /// that resumed in place.
+    pub fn wakeup_at(&self, pid: i64, ts: i64) -> Option<&Wakeup> {
+        self.wakeups
+            .get(&pid)?
+            .iter()
+            .find(|w| (w.start - ts).abs() <= 2)
+    }
+
+    /// A waking of `pid` at `ts` (±2 ns) that resumed in place.
+    pub fn in_place_at(&self, pid: i64, ts: i64) -> Option<&Wakeup> {
+        self.in_place
+            .get(&pid)?
+            .iter()
+            .find(|w| (w.start - ts).abs() <= 2)
+    }
+}
+
+fn new_wakeup(e: &Event, pid: i64) -> Wakeup {
+    let target = e.num("target_cpu").map(|c| c as u32).unwrap_or(e.cpu);
+    Wakeup {
+        pid,
+        start: e.ts,
+        raced: false,
+        waker_cpu: e.cpu,
+        rq: vec![(e.ts, target)],
+        end: 0,
+        end_cpu: 0,
+        end_switch: false,
+    }
+}
+
+fn waking(e: &Event, tasks: &mut HashMap<i64, TaskState>) {
+    let Some(p) = e.num("pid") else { return };
+    let st = tasks.entry(p).or_default();
+    if st.pending.is_some() || st.raced.is_some() {
+        return;
+    }
+    if st.running_on.is_some() {
+        let mut w = new_wakeup(e, p);
+        w.raced = true;
+        st.raced = Some((w, None));
+    } else {
+        st.pending = Some(new_wakeup(e, p));
+    }
+}
+
+/// sched_wakeup: confirms a raced waking whose task switched out meanwhile (W1), discards one
+/// whose task never stopped (ttwu_runnable), or starts a wake-up when the trace has no
+/// sched_waking at all.
+fn wakeup(e: &Event, tasks: &mut HashMap<i64, TaskState>, waking_traced: bool) {
+    let Some(p) = e.num("pid") else { return };
+    let st = tasks.entry(p).or_default();
+    if let Some((mut w, out)) = st.raced.take() {
+        if out.is_some() {
+            if let Some(c) = e.num("target_cpu") {
+                w.rq = vec![(w.start, c as u32)];
+            }
+            st.pending = Some(w);
+        } else {
+            st.in_place = Some(w);
+        }
+        return;
+    }
+    if let Some(w) = st.pending.as_mut() {
+        // The CPU try_to_wake_up queued it on, from now (a migration on the way was traced).
+        if let Some(c) = e.num("target_cpu").map(|c| c as u32) {
+            if w.rq.last().map(|r| r.1) != Some(c) {
+                w.rq.push((e.ts, c));
+            }
+        }
+        return;
+    }
+    // A new task's first run (sched_wakeup_new) is no wake-up: nothing made it due.
+    if st.running_on.is_none() && e.name == "sched_wakeup" && !waking_traced {
+        st.pending = Some(new_wakeup(e, p));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::text;
+    use super::*;
+
+    fn sched(lines: &str) -> Sched {
+        Sched::build(&text::parse(lines))
+    }
+
+    /// W1: waking while P runs, P's switch-out S, then sched_wakeup: a wake-up from the
+    /// switch-out (2.000100) to the switch-in (2.002100): 2000 us, by hand.
+    #[test]
+    fn raced_waking_counts_from_the_switch_out() {
+        let s = sched(
+            "  a-10 [000] d..2. 2.000000: sched_switch: prev_comm=x prev_pid=9 prev_prio=120 prev_state=S ==> next_comm=p next_pid=5 next_prio=120
+  b-11 [001] d..2. 2.000050: sched_waking: comm=p pid=5 prio=120 target_cpu=000
+  p-5 [000] d..2. 2.000100: sched_switch: prev_comm=p prev_pid=5 prev_prio=120 prev_state=S ==> next_comm=f next_pid=7 next_prio=9
+  b-11 [001] d..2. 2.000120: sched_wakeup: comm=p pid=5 prio=120 target_cpu=000
+  f-7 [000] d..2. 2.002100: sched_switch: prev_comm=f prev_pid=7 prev_prio=9 prev_state=S ==> next_comm=p next_pid=5 next_prio=120
+",
+        );
+        let w = &s.wakeups[&5];
+        assert_eq!(w.len(), 1);
+        assert_eq!(
+            (w[0].start, w[0].end, w[0].raced, w[0].waker_cpu),
+            (2_000_100_000, 2_002_100_000, true, 0)
+        );
+    }
+
+    /// ttwu_runnable: waking and wakeup while P runs, no switch-out between: no wake-up; P's
+    /// next task-context event (2.000300) is where it resumed in place.
+    #[test]
+    fn waking_a_running_task_is_no_wakeup() {
+        let s = sched(
+            "  a-10 [000] d..2. 2.000000: sched_switch: prev_comm=x prev_pid=9 prev_prio=120 prev_state=S ==> next_comm=p next_pid=5 next_prio=120
+  p-5 [000] d.h2. 2.000050: sched_waking: comm=p pid=5 prio=120 target_cpu=000
+  p-5 [000] d.h2. 2.000060: sched_wakeup: comm=p pid=5 prio=120 target_cpu=000
+  p-5 [000] ..... 2.000300: hrtimer_init: hrtimer=1
+",
+        );
+        assert!(!s.wakeups.contains_key(&5));
+        assert_eq!(s.in_place[&5][0].end, 2_000_300_000);
+    }
+
+    /// A task switched in without a traced switch ends its wake-up at its first event, even
+    /// an interrupt of it (2.000500); a new task's first run is no wake-up.
+    #[test]
+    fn untraced_switch_in_and_new_tasks() {
+        let s = sched(
+            "  a-10 [000] d..2. 2.000000: sched_waking: comm=p pid=5 prio=120 target_cpu=000
+  a-10 [000] d..2. 2.000010: sched_wakeup_new: comm=n pid=6 prio=120 target_cpu=000
+  p-5 [000] d.h1. 2.000500: local_timer_entry: vector=236
+  n-6 [000] ..... 2.000900: x: y=1
+",
+        );
+        let w = &s.wakeups[&5];
+        assert_eq!((w[0].end, w[0].end_switch), (2_000_500_000, false));
+        assert!(!s.wakeups.contains_key(&6));
+        assert_eq!(s.current_at(0, 2_000_600_000), Some(5));
+    }
+}
