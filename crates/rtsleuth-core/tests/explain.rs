@@ -631,3 +631,78 @@ fn a_busy_cpu_silent_while_another_runs_is_not_a_black_hole() {
     assert_eq!(hole["kind"], "black_hole", "{hole}");
     assert_eq!(hole["end_ts"], 13015.298277, "{hole}");
 }
+
+/// Explains ftrace text given inline.
+fn explain_text(trace: &str, opts: ExplainOptions) -> Value {
+    let input = Input::from_reader(
+        "inline.txt",
+        Box::new(std::io::Cursor::new(trace.to_owned())),
+    )
+    .unwrap();
+    explain_input(input, opts)
+}
+
+/// The timeline of the only finding, as (kind, cpu, start, end, detail).
+fn stretches(doc: &Value) -> Vec<(String, u64, f64, f64, String)> {
+    let findings = doc["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{doc:#}");
+    findings[0]["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["kind"].as_str().unwrap().to_string(),
+                s["cpu"].as_u64().unwrap(),
+                s["start_ts"].as_f64().unwrap(),
+                s["end_ts"].as_f64().unwrap(),
+                s["detail"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// rule E1/E5 (issue 23, point 2): the idle CPU a wake-up was aimed at is `kernel_path` only up
+/// to KERNEL_PATH_MAX_NS (1 ms). Lines from the lab's rt/higher_priority run (rcu_preempt-20
+/// woken at 147.895471), the other CPU0 interrupts left out: CPU0 idle from 147.895283, its
+/// reschedule IPI at 147.901388, rcu_preempt switched in at 147.901568. Wait 147.901568 -
+/// 147.895471 = 6097 us, all of it CPU0 idle or taking the IPI: one joined stretch of 6097 us,
+/// over the bound, so `unknown`. The same trace with the IPI 300 us after the wake-up (switch at
+/// 147.895951, 480 us) stays `kernel_path`.
+#[test]
+fn an_idle_cpu_is_kernel_path_only_up_to_the_bound() {
+    let trace = |ipi: &str, ipi_exit: &str, switch: &str| {
+        format!(
+            "     ksoftirqd/0-17      [000] d..2.   147.895283: sched_switch: prev_comm=ksoftirqd/0 prev_pid=17 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120
+          rcuc/1-33      [001] D..32   147.895471: sched_waking: comm=rcu_preempt pid=20 prio=98 target_cpu=000
+          rcuc/1-33      [001] D..42   147.895503: sched_wakeup: comm=rcu_preempt pid=20 prio=98 target_cpu=000
+          <idle>-0       [000] dnh1.   {ipi}: reschedule_entry: vector=253
+          <idle>-0       [000] dNh1.   {ipi_exit}: reschedule_exit: vector=253
+          <idle>-0       [000] d..2.   {switch}: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=rcu_preempt next_pid=20 next_prio=98
+"
+        )
+    };
+    let late = stretches(&explain_text(
+        &trace("147.901388", "147.901396", "147.901568"),
+        ExplainOptions::default(),
+    ));
+    assert_eq!(late.len(), 1, "{late:?}");
+    let (kind, cpu, start, end, detail) = &late[0];
+    assert_eq!(
+        (kind.as_str(), *cpu, *start, *end),
+        ("unknown", 0, 147.895471, 147.901568)
+    );
+    assert_eq!(
+        detail,
+        "CPU0 stayed idle 6097 us after the wake-up was aimed at it: its reschedule IPI or timer came late (hypervisor not running the vCPU, deep idle state); the trace does not tell which"
+    );
+    let quick = stretches(&explain_text(
+        &trace("147.895771", "147.895779", "147.895951"),
+        ExplainOptions::default(),
+    ));
+    assert_eq!(quick.len(), 1, "{quick:?}");
+    assert_eq!(
+        (quick[0].0.as_str(), quick[0].2, quick[0].3),
+        ("kernel_path", 147.895471, 147.895951)
+    );
+}

@@ -35,6 +35,13 @@ use std::cmp::Ordering;
 /// CPU, is the ordinary cost of interrupt delivery or of reaching the switch, not a cause.
 pub const MIN_CAUSE_NS: u64 = 10_000;
 
+/// The longest stretch that may be called `kernel_path`. The wake-up path (interrupt entry,
+/// callback, reschedule IPI, leaving idle, reaching the switch) costs microseconds; a CPU that
+/// stays in it for milliseconds was held by something the trace does not show (a vCPU the
+/// hypervisor did not run, a deep idle state), so longer is `unknown`. Timer slack is exempt:
+/// the timer's own `expires=` proves the kernel was allowed that time.
+pub const KERNEL_PATH_MAX_NS: u64 = 1_000_000;
+
 /// The wake-up being explained.
 #[derive(Debug, Clone)]
 pub struct WakeUp {
@@ -113,6 +120,19 @@ pub fn decompose(
     }
     brief_preemption_is_the_path(&mut pieces);
     pieces
+}
+
+/// Stretches of the joined timeline that would be `kernel_path` but last longer than
+/// [`KERNEL_PATH_MAX_NS`] are `unknown`: the trace does not show what held the CPU that long.
+pub fn bound_kernel_path(timeline: &mut [Component]) {
+    for c in timeline.iter_mut().filter(|c| {
+        c.cause == Cause::KernelPath && c.ns > KERNEL_PATH_MAX_NS && c.note != Note::TimerSlack
+    }) {
+        c.cause = Cause::Unknown;
+        c.note = Note::PathOverBound {
+            idle: c.note == Note::IdleExit,
+        };
+    }
 }
 
 /// A task the victim outranks that got out of the way within [`MIN_CAUSE_NS`] in all was only

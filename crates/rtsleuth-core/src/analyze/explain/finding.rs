@@ -78,6 +78,10 @@ pub enum Note {
     NoHistory,
     /// Older than the CPU's look-back window.
     OutsideWindow,
+    /// What would be the wake-up path (its interrupt, the reschedule IPI, leaving idle,
+    /// reaching the switch) lasted longer than [`super::decompose::KERNEL_PATH_MAX_NS`];
+    /// `idle` when the CPU was idle all along.
+    PathOverBound { idle: bool },
 }
 
 /// Time of one kind, one phase and one culprit. Pieces of the same kind, phase and culprit

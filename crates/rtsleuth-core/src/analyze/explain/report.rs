@@ -1,6 +1,7 @@
 //! The `explain` report: per finding a verdict and a timeline ladder, then the aggregate.
 
 use super::cause::{Cause, Phase, Source};
+use super::decompose::KERNEL_PATH_MAX_NS;
 use super::finding::{Component, Culprit, Evidence, Finding, Note, RunAt};
 use super::period::INTERVALS;
 use super::victim::{aggregate_into, Aggregate, Spikes};
@@ -354,6 +355,15 @@ impl Explain {
             }
             Note::NoHistory => format!("nothing is known about CPU{cpu} here (before its first event, or events were lost)"),
             Note::OutsideWindow => format!("older than CPU{cpu}'s look-back window"),
+            Note::PathOverBound { idle: true } => format!(
+                "CPU{cpu} stayed idle {} us after the wake-up was aimed at it: its reschedule IPI or timer came late (hypervisor not running the vCPU, deep idle state); the trace does not tell which",
+                fmt_us(ns_to_us(c.ns))
+            ),
+            Note::PathOverBound { idle: false } => format!(
+                "CPU{cpu} spent {} us on what would be the wake-up path, longer than the {} us it takes: the trace does not show what held it",
+                fmt_us(ns_to_us(c.ns)),
+                fmt_us(ns_to_us(KERNEL_PATH_MAX_NS))
+            ),
         };
         Rendered { culprit, detail }
     }
