@@ -27,8 +27,11 @@
 //!    median the engine's `period.rs` states) holds on the task's last ten wake-up starts and
 //!    gives `expected_ts` (±2 ns). `wakeup`: no `expected_ts`.
 //! 4. Each stretch against the events of its CPU (an event exactly at a boundary is outside):
-//!    **black_hole** — no event inside; not on an idle CPU unless the due time is `timer` or
-//!    `tracemark`. **victim_runs** — no task-context event of the victim (any event of it when
+//!    **black_hole** — no event inside; the CPU's first event at or after the end is an
+//!    interrupt arriving (irq_handler_entry, an irq_vectors `*_entry`, hrtimer_expire_entry,
+//!    the entry code's `irq_disable` at irqentry_enter, or any event flagged hard-IRQ) or the
+//!    end is the wake-up (rule E2 of issue 23); not on an idle CPU unless the due time is
+//!    `timer` or `tracemark`. **victim_runs** — no task-context event of the victim (any event of it when
 //!    flags are unknown) and no switch from or to it strictly inside (window start, run)
 //!    (up to the switch for `mark`). **task** — for `higher_priority`, `fair_share`,
 //!    `preempt_off`, `irqs_off`: the culprit is the CPU's task at the start, every event
@@ -547,6 +550,24 @@ fn the_checker_flags_a_black_hole_over_an_event() {
     tl.extend(honest());
     let f = finding("timer", Some(10.000400), 10.001002, 10.001300, tl);
     assert!(rules_broken(TRACE, f).contains(&"black_hole"));
+}
+
+/// Rule E2 of issue 23: a black hole ends with an interrupt arriving or at the wake-up. hog's
+/// mark at 10.000500 is task context with interrupts on: a silence ending there is no black
+/// hole; one from there to the timer interrupt at 10.001000 is.
+#[test]
+fn the_checker_flags_a_black_hole_ending_in_task_context() {
+    let mut tl = vec![
+        stretch("unknown", "before_wakeup", 0, 10.000400, 10.000500, None),
+        stretch("black_hole", "before_wakeup", 0, 10.000500, 10.001000, None),
+    ];
+    tl.extend(honest());
+    let f = finding("timer", Some(10.000400), 10.001002, 10.001300, tl.clone());
+    assert_eq!(rules_broken(TRACE, f), Vec::<&str>::new());
+    tl[0]["kind"] = "black_hole".into();
+    tl[1]["kind"] = "unknown".into();
+    let f = finding("timer", Some(10.000400), 10.001002, 10.001300, tl);
+    assert_eq!(rules_broken(TRACE, f), ["black_hole"]);
 }
 
 #[test]

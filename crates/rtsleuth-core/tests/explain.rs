@@ -706,3 +706,51 @@ fn an_idle_cpu_is_kernel_path_only_up_to_the_bound() {
         ("kernel_path", 147.895471, 147.895951)
     );
 }
+
+/// rule E2 (issue 23, point 3): a black hole ends with an interrupt arriving (or the wake-up);
+/// a silence after which the CPU goes on in task context with interrupts on is `unknown`.
+/// CPU1's lines from the lab's rt/higher_priority run, cyclictest-305 woken at 148.893554
+/// (the other CPU left out). Due: softexpires 148863004588 on the clock whose now=148866499942
+/// was read at 148.893550, so 148.893550 - (148.866499942 - 148.863004588) = 148.890054646.
+/// From there fifo_burst-306 traced only its exec events at 148.890905 and 148.891996 (flags
+/// `.....`: task context, interrupts on) until the timer interrupt at 148.893540:
+/// [148.890054646, 148.891996) is `unknown` (1941.354 us, the two silences joined; the detail
+/// is the longer one's, 148.890905 to 148.891996, 1091 us) and only [148.891996, 148.893540),
+/// which ends in local_timer_entry, is a black hole (1544 us).
+#[test]
+fn a_silence_ending_in_task_context_is_not_a_black_hole() {
+    let trace = "\
+      cyclictest-305     [001] d..1.   148.889796: hrtimer_start: hrtimer=00000000e4b1c6f3 function=hrtimer_wakeup expires=148863004588 softexpires=148863004588 mode=ABS|HARD was_armed=0
+      cyclictest-305     [001] d..2.   148.889842: sched_switch: prev_comm=cyclictest prev_pid=305 prev_prio=19 prev_state=S ==> next_comm=init next_pid=306 next_prio=120
+      fifo_burst-306     [001] .....   148.890905: sched_prepare_exec: interp=/bin/fifo_burst filename=/bin/fifo_burst pid=306 comm=init
+      fifo_burst-306     [001] .....   148.891996: sched_process_exec: filename=/bin/fifo_burst pid=306 old_pid=306
+      fifo_burst-306     [001] d.h..   148.893540: local_timer_entry: vector=236
+      fifo_burst-306     [001] d.h..   148.893550: hrtimer_expire_entry: hrtimer=00000000e4b1c6f3 function=hrtimer_wakeup now=148866499942
+      fifo_burst-306     [001] d.h2.   148.893554: sched_waking: comm=cyclictest pid=305 prio=19 target_cpu=001
+      fifo_burst-306     [001] dNh3.   148.893591: sched_wakeup: comm=cyclictest pid=305 prio=19 target_cpu=001
+      fifo_burst-306     [001] dNh..   148.893595: hrtimer_expire_exit: hrtimer=00000000e4b1c6f3
+      fifo_burst-306     [001] dNh..   148.893672: local_timer_exit: vector=236
+      fifo_burst-306     [001] d..2.   148.893696: sched_switch: prev_comm=fifo_burst prev_pid=306 prev_prio=120 prev_state=R ==> next_comm=cyclictest next_pid=305 next_prio=19
+";
+    let doc = explain_text(trace, ExplainOptions::default());
+    assert_eq!(doc["findings"][0]["expected_ts"], 148.890054646, "{doc:#}");
+    let tl = stretches(&doc);
+    let (kind, cpu, start, end, detail) = &tl[0];
+    assert_eq!(
+        (kind.as_str(), *cpu, *start, *end),
+        ("unknown", 1, 148.890054646, 148.891996)
+    );
+    assert_eq!(
+        detail,
+        "no events on CPU1 from 148.890905 to 148.891996 (1091 us), then fifo_burst-306 went on in task context with interrupts on, not in an interrupt, while the timer was overdue: CPU1 was running Linux; the trace does not show why its interrupt came late"
+    );
+    assert_eq!(
+        (tl[1].0.as_str(), tl[1].2, tl[1].3),
+        ("black_hole", 148.891996, 148.89354)
+    );
+    assert_eq!(
+        tl.iter().filter(|s| s.0 == "black_hole").count(),
+        1,
+        "{tl:?}"
+    );
+}

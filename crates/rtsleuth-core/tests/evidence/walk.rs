@@ -159,6 +159,8 @@ struct Job {
     since: u64,
     /// A black hole began while a task (not idle) held its CPU.
     busy: Option<i32>,
+    /// The CPU's first event at or after the end was judged (black holes).
+    end_judged: bool,
 }
 
 #[derive(Debug, Default)]
@@ -251,6 +253,7 @@ impl<'f> Referee<'f> {
                         evidence: false,
                         since: 0,
                         busy: None,
+                        end_judged: false,
                     });
                 }
             }
@@ -462,6 +465,43 @@ impl<'f> Referee<'f> {
                     self.cpus[c as usize].awaiting.push(j);
                 }
                 _ => {}
+            }
+        }
+    }
+
+    /// A black hole's CPU must come back with an interrupt arriving, unless the hole ends at
+    /// the wake-up: `ev` is the CPU's first event at or after the end of the holes it closes.
+    fn judge_black_hole_end(&mut self, ev: &Event<'_>) {
+        let arriving = ev.flags.hardirq
+            || matches!(ev.name, "irq_handler_entry" | "hrtimer_expire_entry")
+            || matches!(ev.kind, EventKind::IrqVectorEntry(_))
+            || (ev.name == "irq_disable"
+                && ev
+                    .fields()
+                    .get("caller")
+                    .is_some_and(|c| c.starts_with("irqentry_enter")));
+        let c = ev.cpu as usize;
+        for k in 0..self.cpus[c].active.len() {
+            let j = self.cpus[c].active[k];
+            let job = &mut self.jobs[j];
+            if !matches!(job.check, Check::BlackHole) || job.end_judged || ev.ts + TOL < job.end {
+                continue;
+            }
+            job.end_judged = true;
+            let at_wakeup = self.findings[job.fi].wakeup.abs_diff(job.end) <= TOL;
+            if !arriving && !at_wakeup {
+                self.job_fail(
+                    j,
+                    "black_hole",
+                    format!(
+                        "CPU{c} came back at {} with {}-{} {} (flags {:?}), not an interrupt arriving",
+                        fmt_ts(ev.ts),
+                        ev.comm,
+                        ev.pid,
+                        ev.name,
+                        ev.flags
+                    ),
+                );
             }
         }
     }
@@ -1198,6 +1238,7 @@ impl EventSink for Referee<'_> {
         }
         // Stretches that began (and perhaps ended) before this event see the CPU as it was.
         self.activate(c, Some(ev.ts));
+        self.judge_black_hole_end(ev);
         self.finalize(c, Some(ev.ts));
         self.check_before(ev);
         self.apply(ev);

@@ -6,7 +6,8 @@
 //! timer was overdue means its interrupt came late. Each claim needs its evidence:
 //! - `irqs_off` when the trace shows interrupts disabled (a `preemptirq` section still open, or
 //!   the task's last event before that time flagged `d`);
-//! - `black_hole` only for a silence (no event at all on the CPU) when the due time is proven
+//! - `black_hole` only for a silence (no event at all on the CPU) that ends with an interrupt
+//!   arriving (or with the wake-up), when the due time is proven
 //!   (timer or cyclictest mark), the trace shows this CPU's interrupts, and interrupts were on
 //!   as far as the flags show; and, when a task (not idle) held the CPU and the recording has
 //!   no `preemptirq` irq_disable/enable to prove interrupts stayed on, only when no other CPU
@@ -317,7 +318,21 @@ impl Judge<'_> {
                 (Cause::IrqsOff, task, Note::IrqsOffFlag)
             }
             Part::Silent if self.win.proven && tl.irqs_traced && (pid == 0 || tl.flags_known) => {
-                if pid == 0 {
+                // A black hole ends with the interrupt it held back (or the wake-up itself);
+                // a CPU that went on in task context was visibly running Linux.
+                if to != self.w.wakeup && !(to == s.end && s.ended_by_interrupt) {
+                    let irqs_on = s.ended_irqs_on;
+                    (
+                        Cause::Unknown,
+                        None,
+                        Note::SilenceThenTask {
+                            pid,
+                            from,
+                            to,
+                            irqs_on,
+                        },
+                    )
+                } else if pid == 0 {
                     (Cause::BlackHole, None, Note::IdleLate)
                 } else if !tl.irq_toggles_traced && others_traced() {
                     (

@@ -74,6 +74,15 @@ pub enum Note {
         need_resched: bool,
         preempt_off_at: Option<NameId>,
     },
+    /// No events in `[from, to]`, then the CPU went on in task context (`pid`'s, with
+    /// interrupts on when `irqs_on`), not in an interrupt: it was running Linux, and the trace
+    /// does not show why the overdue timer's interrupt came late.
+    SilenceThenTask {
+        pid: i32,
+        from: Timestamp,
+        to: Timestamp,
+        irqs_on: bool,
+    },
     /// Nothing is known about the CPU here (before its first event, or events were lost).
     NoHistory,
     /// Older than the CPU's look-back window.

@@ -353,6 +353,14 @@ impl Explain {
                 }
                 d
             }
+            Note::SilenceThenTask { pid, from, to, irqs_on } => format!(
+                "no events on CPU{cpu} from {} to {} ({} us), then {} went on in task context{}, not in an interrupt, while the timer was overdue: CPU{cpu} was running Linux; the trace does not show why its interrupt came late",
+                fmt_ts(from),
+                fmt_ts(to),
+                fmt_us(ns_to_us(to - from)),
+                self.task_name(pid),
+                if irqs_on { " with interrupts on" } else { "" }
+            ),
             Note::NoHistory => format!("nothing is known about CPU{cpu} here (before its first event, or events were lost)"),
             Note::OutsideWindow => format!("older than CPU{cpu}'s look-back window"),
             Note::PathOverBound { idle: true } => format!(

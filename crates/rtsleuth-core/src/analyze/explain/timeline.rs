@@ -77,6 +77,10 @@ pub struct Stretch {
     /// The event that ended the stretch was in task context with interrupts on: whatever held
     /// them off before had let go by then.
     pub ended_irqs_on: bool,
+    /// The event that ended the stretch was an interrupt arriving (an interrupt, vector or
+    /// hrtimer entry, the entry code's `irq_disable`, or any event in hard-IRQ context): a silence ending so may have been
+    /// outside Linux; one ending in task context was not.
+    pub ended_by_interrupt: bool,
     /// Some event inside had a reschedule request pending (`N`).
     pub need_resched: bool,
     /// A `preemptirq:irq_disable` without its `irq_enable` yet: where interrupts went off.
@@ -95,6 +99,7 @@ impl Stretch {
             last_irqs_off: false,
             irqs_on_seen: false,
             ended_irqs_on: false,
+            ended_by_interrupt: false,
             need_resched: false,
             irqs_off_at: None,
             preempt_off_at: None,
@@ -144,6 +149,8 @@ pub struct CpuTimeline {
     pub irq_toggles_traced: bool,
     /// The event being fed is in task context with interrupts on (it ends a stretch so).
     event_irqs_on: bool,
+    /// The event being fed is an interrupt arriving (it ends a stretch so).
+    event_interrupt: bool,
     /// The event being fed is a scheduler event (its `d` flag is the scheduler's own).
     event_sched: bool,
 }
@@ -163,6 +170,7 @@ impl CpuTimeline {
             flags_known: false,
             irq_toggles_traced: false,
             event_irqs_on: false,
+            event_interrupt: false,
             event_sched: false,
         }
     }
@@ -178,6 +186,16 @@ impl CpuTimeline {
         let ts = ev.ts;
         let in_irq = ev.flags.hardirq || ev.flags.softirq || ev.flags.nmi;
         self.event_irqs_on = ev.flags.known && !in_irq && !ev.flags.irqs_off;
+        self.event_interrupt = ev.flags.hardirq
+            || match ev.kind {
+                EventKind::IrqHandlerEntry { .. }
+                | EventKind::IrqVectorEntry(_)
+                | EventKind::HrtimerExpireEntry { .. } => true,
+                // With preemptirq events, the entry code's own irq_disable is the first trace
+                // of an arriving interrupt.
+                EventKind::IrqDisable { caller, .. } => caller.starts_with("irqentry_enter"),
+                _ => false,
+            };
         self.event_sched = ev.name.starts_with("sched_");
         self.flags_known = ev.flags.known;
         if ts.saturating_sub(self.current.last_event) >= SILENCE_NS {
@@ -397,6 +415,7 @@ impl CpuTimeline {
         let mut done = std::mem::replace(&mut self.current, next);
         done.end = ts;
         done.ended_irqs_on = self.event_irqs_on;
+        done.ended_by_interrupt = self.event_interrupt;
         if done.end > done.start {
             self.history.push_back(done);
         }
@@ -413,6 +432,7 @@ impl CpuTimeline {
     /// Events were lost on this CPU: nothing is known about it until its next event.
     pub fn lost(&mut self) {
         let ts = self.current.end;
+        (self.event_irqs_on, self.event_interrupt) = (false, false);
         self.stack.clear();
         self.task = Activity::Unknown;
         self.irqs_off_at = None;
