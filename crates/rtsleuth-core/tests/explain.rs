@@ -754,3 +754,49 @@ fn a_silence_ending_in_task_context_is_not_a_black_hole() {
         "{tl:?}"
     );
 }
+
+/// rule E4 (issue 23, point 6): a `d` flag is evidence of interrupts off only on an event that
+/// does not run with them off by construction. hog-300's last event before the overdue timer
+/// is its own `hrtimer_start` (always emitted under the timer base lock, so flagged `d`), then
+/// CPU0 is silent 500 us until the timer interrupt at 10.001400. cyclictest-100's timer:
+/// softexpires 10001000000 with now=10001401000 read at 10.001401 (clock = trace clock), due
+/// 10.001000. [10.001000, 10.001400) is a silence ending in the interrupt on a CPU showing
+/// interrupts and flags, with no other CPU traced: a black hole (400 us), not irqs_off. With
+/// the same event not being an hrtimer_start (a `kmem` event flagged `d`) it is irqs_off.
+#[test]
+fn a_d_flag_on_an_event_emitted_with_irqs_off_is_no_evidence() {
+    let trace = |last: &str| {
+        format!(
+            "      cyclictest-100   [000] d..1.    10.000000: hrtimer_start: hrtimer=00000000000000aa function=hrtimer_wakeup expires=10001000000 softexpires=10001000000 mode=ABS
+      cyclictest-100   [000] d..2.    10.000010: sched_switch: prev_comm=cyclictest prev_pid=100 prev_prio=19 prev_state=S ==> next_comm=hog next_pid=300 next_prio=120
+             hog-300   [000] .....    10.000500: tracing_mark_write: hogging
+             hog-300   [000] d..1.    10.000900: {last}
+             hog-300   [000] d.h1.    10.001400: local_timer_entry: vector=236
+             hog-300   [000] d.h1.    10.001401: hrtimer_expire_entry: hrtimer=00000000000000aa function=hrtimer_wakeup now=10001401000
+             hog-300   [000] d.h2.    10.001402: sched_waking: comm=cyclictest pid=100 prio=19 target_cpu=000
+             hog-300   [000] d.h3.    10.001403: sched_wakeup: comm=cyclictest pid=100 prio=19 target_cpu=000
+             hog-300   [000] d.h1.    10.001404: hrtimer_expire_exit: hrtimer=00000000000000aa
+             hog-300   [000] d.h1.    10.001405: local_timer_exit: vector=236
+             hog-300   [000] d..2.    10.001406: sched_switch: prev_comm=hog prev_pid=300 prev_prio=120 prev_state=R+ ==> next_comm=cyclictest next_pid=100 next_prio=19
+"
+        )
+    };
+    let own_timer = "hrtimer_start: hrtimer=00000000000000bb function=tick_nohz_handler expires=10004000000 softexpires=10004000000 mode=ABS";
+    let doc = explain_text(&trace(own_timer), ExplainOptions::default());
+    assert_eq!(doc["findings"][0]["expected_ts"], 10.001, "{doc:#}");
+    let tl = stretches(&doc);
+    assert_eq!(
+        (tl[0].0.as_str(), tl[0].2, tl[0].3),
+        ("black_hole", 10.001, 10.0014),
+        "{tl:?}"
+    );
+    assert!(tl.iter().all(|s| s.0 != "irqs_off"), "{tl:?}");
+
+    let kmem = "mm_page_alloc: page=0000000012345678 pfn=0x1234 order=0 migratetype=0 gfp_flags=GFP_ATOMIC";
+    let tl = stretches(&explain_text(&trace(kmem), ExplainOptions::default()));
+    assert_eq!(
+        (tl[0].0.as_str(), tl[0].2, tl[0].3),
+        ("irqs_off", 10.001, 10.0014),
+        "{tl:?}"
+    );
+}

@@ -27,7 +27,9 @@
 //!   wake-up of that task still pending ended unrecorded, and is dropped.
 
 use super::model::{fmt_ts, near, Finding, Stretch, Violation, TOL};
-use super::rules::{irq_culprit, period_due, relation_holds, IrqCulprit, RHYTHM_WAKEUPS};
+use super::rules::{
+    irq_culprit, irqs_off_by_construction, period_due, relation_holds, IrqCulprit, RHYTHM_WAKEUPS,
+};
 use rtsleuth_core::event::{Event, EventKind};
 use rtsleuth_core::read::{Decode, EventSink};
 use std::collections::{HashMap, VecDeque};
@@ -102,6 +104,8 @@ struct Task {
     on_cpu: Option<u32>,
     prio: Option<i32>,
     armed: Option<u64>,
+    /// Its `expires - softexpires`: how late the kernel may fire it by design.
+    armed_slack: u64,
     starts: VecDeque<u64>,
     pending: Option<Pending>,
     /// Findings whose wake-up ended, waiting for the task's marks until its next wake-up.
@@ -113,6 +117,7 @@ struct Task {
 #[derive(Debug, Clone, Copy)]
 struct TimerProof {
     armed: Option<u64>,
+    slack: u64,
     expire: Option<(u64, bool)>,
 }
 
@@ -185,6 +190,9 @@ struct Cpu {
     active: Vec<usize>,
     awaiting: Vec<usize>,
 }
+
+/// The longest `kernel_path` stretch (rule E1 of issue 23).
+const KERNEL_PATH_MAX_NS: u64 = 1_000_000;
 
 /// The second pass over a trace: feed it the events, then [`Referee::finish`].
 pub struct Referee<'f> {
@@ -387,7 +395,9 @@ impl<'f> Referee<'f> {
                         );
                     }
                     if matches!(self.jobs[j].check, Check::IrqsOff { .. }) {
-                        self.jobs[j].evidence = self.cpus[c as usize].irq_disabled_by == Some(x);
+                        // Whoever opened it: `__schedule` opens it in the task switched out, and
+                        // the task switched in closes it.
+                        self.jobs[j].evidence = self.cpus[c as usize].irq_disabled_by.is_some();
                     }
                 }
                 Check::Irq { ty, culprit } => {
@@ -456,7 +466,7 @@ impl<'f> Referee<'f> {
                             j,
                             "irqs_off",
                             format!(
-                                "no evidence: no open irq_disable by {x} at the start, and neither the last task-context event nor the last one outside hard-IRQ context up to the end ({last:?}) is {x}'s with `d`"
+                                "no evidence: no open irq_disable on the CPU at the start, and neither the last task-context event nor the last one outside hard-IRQ context up to the end ({last:?}) is {x}'s with `d`"
                             ),
                         );
                     }
@@ -703,7 +713,7 @@ impl<'f> Referee<'f> {
             t.starts.pop_front();
         }
         t.after.clear();
-        let armed = t.armed;
+        let (armed, slack) = (t.armed, t.armed_slack);
         let starts: Vec<u64> = t.starts.iter().copied().collect();
         let in_place = in_place && t.on_cpu == Some(c);
         t.pending = Some(Pending {
@@ -722,7 +732,11 @@ impl<'f> Referee<'f> {
         for fi in fis {
             let st = &mut self.fs[fi];
             st.start_seen = true;
-            st.timer = Some(TimerProof { armed, expire });
+            st.timer = Some(TimerProof {
+                armed,
+                slack,
+                expire,
+            });
             if self.findings[fi].source == "period" {
                 st.period = Some(period_due(&starts));
             }
@@ -790,11 +804,14 @@ impl<'f> Referee<'f> {
                 }
             }
         }
-        if ev.flags.known && !ev.flags.hardirq && !ev.flags.nmi {
+        let evidence = !irqs_off_by_construction(ev.name, ev.flags.hardirq, ev.flags.softirq);
+        if ev.flags.known && !ev.flags.hardirq && !ev.flags.nmi && evidence {
             self.cpus[c as usize].last_not_hard = Some((ts, p, ev.flags.irqs_off));
         }
-        if is_task_ctx(ev) {
+        if is_task_ctx(ev) && evidence {
             self.cpus[c as usize].last_task_ctx = Some((ts, p, ev.flags.irqs_off));
+        }
+        if is_task_ctx(ev) {
             self.cpus[c as usize].stack.clear();
             let resumes = self
                 .tasks
@@ -926,8 +943,15 @@ impl<'f> Referee<'f> {
             EventKind::IrqDisable { .. } => self.cpus[c as usize].irq_disabled_by = Some(p),
             EventKind::IrqEnable { .. } => self.cpus[c as usize].irq_disabled_by = None,
             EventKind::HrtimerStart {
-                hrtimer, function, ..
-            } if function == "hrtimer_wakeup" && p != 0 => self.task(p).armed = Some(hrtimer),
+                hrtimer,
+                function,
+                softexpires,
+                expires,
+            } if function == "hrtimer_wakeup" && p != 0 => {
+                let t = self.task(p);
+                t.armed = Some(hrtimer);
+                t.armed_slack = expires.saturating_sub(softexpires);
+            }
             EventKind::Marker { text, .. } => {
                 let x = threshold_x(text);
                 let after = self
@@ -1030,6 +1054,7 @@ impl<'f> Referee<'f> {
         for fi in 0..self.findings.len() {
             self.judge_wakeup(fi);
             self.judge_due(fi);
+            self.judge_kernel_path(fi);
         }
         for j in 0..self.jobs.len() {
             self.judge_priority(j);
@@ -1129,6 +1154,31 @@ impl<'f> Referee<'f> {
         }
     }
 
+    /// `kernel_path` is the wake-up's own path: at most [`KERNEL_PATH_MAX_NS`], except the
+    /// slack of the task's own timer before the wake-up.
+    fn judge_kernel_path(&mut self, fi: usize) {
+        let f = &self.findings[fi];
+        let slack_end = match (f.source.as_str(), f.expected, self.fs[fi].timer) {
+            ("timer", Some(due), Some(t)) => due + t.slack,
+            _ => 0,
+        };
+        let bad: Vec<(usize, String)> = (f.stretches.iter().enumerate())
+            .filter(|(_, s)| s.kind == "kernel_path" && s.end - s.start > KERNEL_PATH_MAX_NS + TOL)
+            .filter(|(_, s)| !(s.phase == "before_wakeup" && s.end <= slack_end + TOL))
+            .map(|(si, s)| {
+                let why = format!(
+                    "kernel_path of {} ns, over the 1 ms bound and not the timer's slack (up to {})",
+                    s.end - s.start,
+                    fmt_ts(slack_end)
+                );
+                (si, why)
+            })
+            .collect();
+        for (si, why) in bad {
+            self.violation("kernel_path", fi, Some(si), why);
+        }
+    }
+
     fn judge_due(&mut self, fi: usize) {
         let f = &self.findings[fi];
         let st = &self.fs[fi];
@@ -1147,6 +1197,7 @@ impl<'f> Referee<'f> {
                     Some(TimerProof {
                         armed: Some(armed),
                         expire: Some((fired, true)),
+                        ..
                     }),
                 ) if armed == fired => None,
                 (_, t) => Some(format!(

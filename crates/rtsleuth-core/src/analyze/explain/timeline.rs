@@ -68,9 +68,9 @@ pub struct Stretch {
     pub activity: Activity,
     /// The last event recorded inside the stretch (its start when there was none).
     pub last_event: Timestamp,
-    /// The last event in task context showed interrupts disabled by the code it traced. A
-    /// scheduler event's `d` does not count: the scheduler always holds its lock with
-    /// interrupts off, whatever the task does around it.
+    /// The task's last event in task context that can show it (not one emitted with
+    /// interrupts off by construction, [`Event::irqs_off_by_construction`]) since it was
+    /// switched in or interrupted had interrupts disabled.
     pub last_irqs_off: bool,
     /// Some event inside, in task context, showed interrupts on.
     pub irqs_on_seen: bool,
@@ -151,8 +151,11 @@ pub struct CpuTimeline {
     event_irqs_on: bool,
     /// The event being fed is an interrupt arriving (it ends a stretch so).
     event_interrupt: bool,
-    /// The event being fed is a scheduler event (its `d` flag is the scheduler's own).
-    event_sched: bool,
+    /// The event being fed runs with interrupts off by construction: its `d` says nothing.
+    event_by_construction: bool,
+    /// The task's last event that can show it had interrupts off, since the task was switched
+    /// in or interrupted (an interrupt arriving proves they were on).
+    irqs_off_evidence: bool,
 }
 
 impl CpuTimeline {
@@ -171,7 +174,8 @@ impl CpuTimeline {
             irq_toggles_traced: false,
             event_irqs_on: false,
             event_interrupt: false,
-            event_sched: false,
+            event_by_construction: false,
+            irqs_off_evidence: false,
         }
     }
 
@@ -196,7 +200,7 @@ impl CpuTimeline {
                 EventKind::IrqDisable { caller, .. } => caller.starts_with("irqentry_enter"),
                 _ => false,
             };
-        self.event_sched = ev.name.starts_with("sched_");
+        self.event_by_construction = ev.irqs_off_by_construction();
         self.flags_known = ev.flags.known;
         if ts.saturating_sub(self.current.last_event) >= SILENCE_NS {
             self.push_current(ts, self.current.activity);
@@ -274,6 +278,7 @@ impl CpuTimeline {
             } => {
                 self.note(ts, ev.flags, true);
                 self.resched = false;
+                self.irqs_off_evidence = false;
                 if let [Some((prev_pid, prev_prio)), _] = ev.kind.task_prios() {
                     self.learn_prio(prev_pid, prev_prio);
                 }
@@ -319,6 +324,7 @@ impl CpuTimeline {
             pid: ev.pid,
             prio: prio_of(ev.pid),
         };
+        self.irqs_off_evidence = false;
         self.refresh(ev.ts);
     }
 
@@ -357,6 +363,7 @@ impl CpuTimeline {
 
     fn enter(&mut self, ts: Timestamp, irq: Irq, flags: Flags) {
         self.irqs_traced = true;
+        self.irqs_off_evidence = false;
         if self.stack.is_empty() {
             self.seq = self.seq.wrapping_add(1);
         }
@@ -380,7 +387,10 @@ impl CpuTimeline {
         s.end = s.end.max(ts);
         s.last_event = ts;
         if task_context {
-            s.last_irqs_off = flags.irqs_off && !self.event_sched;
+            if !self.event_by_construction {
+                self.irqs_off_evidence = flags.irqs_off;
+                s.last_irqs_off = flags.irqs_off;
+            }
             s.irqs_on_seen |= flags.known && !flags.irqs_off;
         }
         self.resched |= flags.resched_pending();
@@ -412,6 +422,7 @@ impl CpuTimeline {
         next.irqs_off_at = self.irqs_off_at;
         next.preempt_off_at = self.preempt_off_at;
         next.need_resched = self.resched;
+        next.last_irqs_off = self.irqs_off_evidence && matches!(activity, Activity::Task { .. });
         let mut done = std::mem::replace(&mut self.current, next);
         done.end = ts;
         done.ended_irqs_on = self.event_irqs_on;
@@ -433,6 +444,7 @@ impl CpuTimeline {
     pub fn lost(&mut self) {
         let ts = self.current.end;
         (self.event_irqs_on, self.event_interrupt) = (false, false);
+        self.irqs_off_evidence = false;
         self.stack.clear();
         self.task = Activity::Unknown;
         self.irqs_off_at = None;
