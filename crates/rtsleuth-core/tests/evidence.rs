@@ -36,8 +36,10 @@
 //!    (up to the switch for `mark`). **task** — for `higher_priority`, `fair_share`,
 //!    `preempt_off`, `irqs_off`: the culprit is the CPU's task at the start, every event
 //!    inside is its own and it stays the CPU's task. **priority** — with the culprit's last
-//!    printed prio (sched_switch, wake-up events) before the stretch or its prio at its
-//!    switch-out at or after the end, against the victim's switch-in prio (or its wake-up's):
+//!    printed prio (sched_switch, wake-up events) before the stretch and its prio at its
+//!    switch-out at or after the end when that is at or before the victim's run (rule E3 of
+//!    issue 23: both, where both are known), against the victim's switch-in prio (or its
+//!    wake-up's):
 //!    `higher_priority` outranks, `fair_share` same rank, `preempt_off` outranked (ranks:
 //!    deadline > RT by number > normal, all normal tasks one rank). **irq** —
 //!    `hardirq`/`softirq`: an interrupt frame of that type matching the culprit (irq number,
@@ -644,6 +646,21 @@ fn the_checker_flags_irqs_off_on_a_flag_set_by_construction() {
     assert!(!rules_broken(&kmem, f.clone()).contains(&"irqs_off"));
     let hrtimer = last("hrtimer_start: hrtimer=00000000000000bb function=tick_nohz_handler expires=10004000000 softexpires=10004000000 mode=ABS");
     assert!(rules_broken(&hrtimer, f).contains(&"irqs_off"));
+}
+
+/// Rule E3 of issue 23: a ranked class holds for the culprit's priority at the start and at
+/// its switch-out when that is at or before the victim's run. hog switched in at 9 and out at
+/// 120 (at the run): 9 outranks cyclictest's 19, 120 does not, so `higher_priority` is a claim
+/// about only one of them.
+#[test]
+fn the_checker_flags_a_class_its_switch_out_priority_contradicts() {
+    let changed = TRACE.replace(
+        "prev_comm=hog prev_pid=300 prev_prio=9",
+        "prev_comm=hog prev_pid=300 prev_prio=120",
+    );
+    let f = finding("timer", Some(10.001000), 10.001002, 10.001300, honest());
+    assert_eq!(rules_broken(TRACE, f.clone()), Vec::<&str>::new());
+    assert_eq!(rules_broken(&changed, f), ["priority"]);
 }
 
 #[test]

@@ -800,3 +800,132 @@ fn a_d_flag_on_an_event_emitted_with_irqs_off_is_no_evidence() {
         "{tl:?}"
     );
 }
+
+/// rule E3 (issue 23, point 4): a culprit's priority is its own, at the switch-in and at the
+/// switch-out. CPU1's lines from the lab's rt/hardirq run: cyclictest-191 is switched in at
+/// 4.903645 with next_prio=98 and out at 4.909091 with prev_prio=120 (it changed its priority
+/// in between; the "prio 98" reported was its own switch-in priority, not rcuc/1's).
+/// ksoftirqd/1-35 (prio 120) is woken at 4.909056 and runs at 4.910912: 1856 us.
+/// - [4.909056, 4.909091) cyclictest-191: 98 outranks 120, 120 is the same rank: the two
+///   give different classes, so `unknown`, no culprit (35 us);
+/// - [4.909091, 4.909146) rcuc/1-33 (98): higher_priority 25 + 20 us around its SCHED
+///   softirq [4.909116, 4.909126) (10 us);
+/// - [4.909146, 4.910912) cyclictest-191 switched in and out at 120: fair_share 1766 us.
+#[test]
+fn a_priority_changed_while_holding_the_cpu_is_not_ranked() {
+    let trace = "\
+          <idle>-0       [001] d..2.     4.903645: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=cyclictest next_pid=191 next_prio=98
+      cyclictest-191     [001] d..2.     4.903824: sched_stat_runtime: comm=cyclictest pid=191 runtime=173235 [ns]
+      cyclictest-191     [001] dN.2.     4.903947: sched_stat_runtime: comm=cyclictest pid=191 runtime=130404 [ns]
+      cyclictest-191     [001] d..2.     4.904444: sched_stat_runtime: comm=cyclictest pid=191 runtime=487304 [ns]
+      cyclictest-191     [001] d.h..     4.908944: local_timer_entry: vector=236
+      cyclictest-191     [001] d.h..     4.908955: hrtimer_expire_entry: hrtimer=00000000c8e0229e function=tick_nohz_handler now=4881894977
+      cyclictest-191     [001] d.h2.     4.908976: sched_waking: comm=rcuc/1 pid=33 prio=98 target_cpu=001
+      cyclictest-191     [001] dNh3.     4.908998: sched_wakeup: comm=rcuc/1 pid=33 prio=98 target_cpu=001
+      cyclictest-191     [001] dNh1.     4.909007: sched_stat_runtime: comm=cyclictest pid=191 runtime=4572757 [ns]
+      cyclictest-191     [001] dNh..     4.909019: softirq_raise: vec=7 [action=SCHED]
+      cyclictest-191     [001] dNh..     4.909027: hrtimer_expire_exit: hrtimer=00000000c8e0229e
+      cyclictest-191     [001] dNh1.     4.909030: hrtimer_start: hrtimer=00000000c8e0229e function=tick_nohz_handler expires=4884000000 softexpires=4884000000 mode=ABS was_armed=0
+      cyclictest-191     [001] dNh..     4.909053: local_timer_exit: vector=236
+      cyclictest-191     [001] dN.2.     4.909056: sched_waking: comm=ksoftirqd/1 pid=35 prio=120 target_cpu=001
+      cyclictest-191     [001] dN.3.     4.909060: sched_stat_runtime: comm=cyclictest pid=191 runtime=54932 [ns]
+      cyclictest-191     [001] dN.3.     4.909070: sched_wakeup: comm=ksoftirqd/1 pid=35 prio=120 target_cpu=001
+      cyclictest-191     [001] d..2.     4.909091: sched_switch: prev_comm=cyclictest prev_pid=191 prev_prio=120 prev_state=R+ ==> next_comm=rcuc/1 next_pid=33 next_prio=98
+          rcuc/1-33      [001] ..s.2     4.909116: softirq_entry: vec=7 [action=SCHED]
+          rcuc/1-33      [001] ..s.2     4.909126: softirq_exit: vec=7 [action=SCHED]
+          rcuc/1-33      [001] d..2.     4.909132: sched_stat_runtime: comm=rcuc/1 pid=33 runtime=72346 [ns]
+          rcuc/1-33      [001] d..2.     4.909146: sched_switch: prev_comm=rcuc/1 prev_pid=33 prev_prio=98 prev_state=S ==> next_comm=cyclictest next_pid=191 next_prio=120
+      cyclictest-191     [001] d..2.     4.910885: sched_stat_runtime: comm=cyclictest pid=191 runtime=1746185 [ns]
+      cyclictest-191     [001] d..2.     4.910912: sched_switch: prev_comm=cyclictest prev_pid=191 prev_prio=120 prev_state=D ==> next_comm=ksoftirqd/1 next_pid=35 next_prio=120
+";
+    let doc = explain_text(
+        trace,
+        ExplainOptions {
+            pids: vec![35],
+            ..ExplainOptions::default()
+        },
+    );
+    let f = &doc["findings"][0];
+    assert_eq!(f["latency_us"], 1856.0, "{f:#}");
+    let got: Vec<(&str, &Value, f64, f64)> = f["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["kind"].as_str().unwrap(),
+                &s["culprit"],
+                s["start_ts"].as_f64().unwrap(),
+                s["end_ts"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    let rcuc = Value::from("rcuc/1-33");
+    let cyclictest = Value::from("cyclictest-191");
+    assert_eq!(
+        got,
+        [
+            ("unknown", &Value::Null, 4.909056, 4.909091),
+            ("higher_priority", &rcuc, 4.909091, 4.909116),
+            (
+                "softirq",
+                &Value::from("softirq 7 (SCHED)"),
+                4.909116,
+                4.909126
+            ),
+            ("higher_priority", &rcuc, 4.909126, 4.909146),
+            ("fair_share", &cyclictest, 4.909146, 4.910912),
+        ]
+    );
+    assert_eq!(
+        f["timeline"][0]["detail"],
+        "cyclictest-191 changed priority from 98 to 120 while holding CPU1: one ranks it differently from the other against ksoftirqd/1-35 (prio 120), and the trace does not show when it changed"
+    );
+    assert!(
+        f["timeline"][4]["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("cyclictest-191 (prio 120) had CPU1"),
+        "{f:#}"
+    );
+}
+
+/// rule E3: a task that makes itself SCHED_FIFO while it holds the CPU is judged by neither
+/// priority alone. app-400 is switched in at 120 and out at 49 (sched_setscheduler in
+/// between, not traced); kworker/0:1-50 (120) waits from its wake-up at 50.001000 to its
+/// switch-in at 50.014000, 13000 us behind it: 120 is fair_share, 49 higher_priority, so
+/// `unknown`. Switched out at 100 instead (a nice change), both are the normal rank:
+/// fair_share stands.
+#[test]
+fn a_task_made_fifo_while_it_runs_is_not_fair_share() {
+    let trace = |out: u32| {
+        format!(
+            "          <idle>-0     [000] d..2.    50.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=app next_pid=400 next_prio=120
+             app-400   [000] d..2.    50.001000: sched_waking: comm=kworker/0:1 pid=50 prio=120 target_cpu=000
+             app-400   [000] d..3.    50.001002: sched_wakeup: comm=kworker/0:1 pid=50 prio=120 target_cpu=000
+             app-400   [000] d..2.    50.014000: sched_switch: prev_comm=app prev_pid=400 prev_prio={out} prev_state=S ==> next_comm=kworker/0:1 next_pid=50 next_prio=120
+"
+        )
+    };
+    let opts = || ExplainOptions {
+        pids: vec![50],
+        ..ExplainOptions::default()
+    };
+    let tl = stretches(&explain_text(&trace(49), opts()));
+    assert_eq!(tl.len(), 1, "{tl:?}");
+    assert_eq!(
+        (tl[0].0.as_str(), tl[0].2, tl[0].3),
+        ("unknown", 50.001, 50.014)
+    );
+    assert!(
+        tl[0]
+            .4
+            .starts_with("app-400 changed priority from 120 to 49 while holding CPU0"),
+        "{tl:?}"
+    );
+    let tl = stretches(&explain_text(&trace(100), opts()));
+    assert_eq!(
+        (tl[0].0.as_str(), tl[0].2, tl[0].3),
+        ("fair_share", 50.001, 50.014)
+    );
+}

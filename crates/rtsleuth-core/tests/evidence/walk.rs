@@ -156,7 +156,8 @@ struct Job {
     check: Check,
     failed: bool,
     prio_before: Option<i32>,
-    prio_after: Option<i32>,
+    /// The culprit's prio at its switch-out at or after the end, and when.
+    prio_after: Option<(i32, u64)>,
     candidates: Vec<u64>,
     /// The frame closed here (and why); another matching one may open at the same time.
     gap: Option<(u64, String)>,
@@ -619,12 +620,12 @@ impl<'f> Referee<'f> {
 
     /// Another task's switch-in on `c`: the stretches waiting for their culprit's switch-out
     /// learn its priority there, if it is this switch.
-    fn resolve_awaiting(&mut self, c: u32, prev: Option<(i32, i32)>) {
+    fn resolve_awaiting(&mut self, c: u32, ts: u64, prev: Option<(i32, i32)>) {
         let waiting = std::mem::take(&mut self.cpus[c as usize].awaiting);
         for j in waiting {
             if let (Check::Task { x }, Some((pid, prio))) = (&self.jobs[j].check, prev) {
                 if *x == pid {
-                    self.jobs[j].prio_after = Some(prio);
+                    self.jobs[j].prio_after = Some((prio, ts));
                 }
             }
         }
@@ -769,7 +770,7 @@ impl<'f> Referee<'f> {
         // The event's task is its CPU's current task.
         let current = self.cpus[c as usize].current;
         if current != Some(p) {
-            self.resolve_awaiting(c, None);
+            self.resolve_awaiting(c, 0, None);
             self.set_current(c, p, ts);
             if current.is_none() && p != 0 {
                 // Already running where this CPU's history begins: its switch-in was never
@@ -842,11 +843,11 @@ impl<'f> Referee<'f> {
             } => {
                 self.task(prev_pid).prio = Some(prev_prio);
                 self.task(next_pid).prio = Some(next_prio);
-                self.resolve_awaiting(c, Some((prev_pid, prev_prio)));
+                self.resolve_awaiting(c, ts, Some((prev_pid, prev_prio)));
                 for k in 0..self.cpus[c as usize].active.len() {
                     let j = self.cpus[c as usize].active[k];
                     if matches!(self.jobs[j].check, Check::Task { x } if x == prev_pid) {
-                        self.jobs[j].prio_after.get_or_insert(prev_prio);
+                        self.jobs[j].prio_after.get_or_insert((prev_prio, ts));
                     }
                 }
                 if prev_pid != 0 && self.task(prev_pid).on_cpu == Some(c) {
@@ -1255,10 +1256,17 @@ impl<'f> Referee<'f> {
         let Some(p) = self.fs[job.fi].victim_prio else {
             return; // the wake-up rule reports it
         };
-        let ok = [job.prio_before, job.prio_after]
-            .into_iter()
-            .flatten()
-            .any(|xp| relation_holds(kind, xp, p));
+        let run = self.findings[job.fi].run;
+        let after = job
+            .prio_after
+            .filter(|&(_, t)| t <= run + TOL)
+            .map(|(xp, _)| xp);
+        let mut known: Vec<i32> = [job.prio_before, after].into_iter().flatten().collect();
+        if known.is_empty() {
+            // Its only printed priority is a later switch-out's.
+            known.extend(job.prio_after.map(|(xp, _)| xp));
+        }
+        let ok = !known.is_empty() && known.iter().all(|&xp| relation_holds(kind, xp, p));
         if !ok {
             let why = format!(
                 "{kind}: culprit {x} has prio {:?} before the stretch / {:?} at its switch-out, the victim prio {p}",
@@ -1312,7 +1320,7 @@ impl EventSink for Referee<'_> {
             None => (0..self.cpus.len() as u32).collect(),
         };
         for c in cpus {
-            self.resolve_awaiting(c, None);
+            self.resolve_awaiting(c, 0, None);
             let cpu = &mut self.cpus[c as usize];
             cpu.loss_from = Some(cpu.last_ts.unwrap_or(0));
             let was = cpu.current.take();

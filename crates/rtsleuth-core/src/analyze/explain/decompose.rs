@@ -20,8 +20,10 @@
 //!
 //! After the wake-up, the CPU the task was queued on is examined: a task the scheduler must
 //! prefer ([`super::rank`]) is `higher_priority`, one of the same rank `fair_share`, one the
-//! victim strictly outranks that kept the CPU `preempt_off`; other interrupts `hardirq` and
-//! `softirq`. Every nanosecond lands in exactly one stretch; what the history does not cover is
+//! victim strictly outranks that kept the CPU `preempt_off`, each by the task's own priority:
+//! a task switched out with a priority that ranks differently from the one it was switched in
+//! with, or whose priority (or pid) the trace never printed, is `unknown`, with no culprit;
+//! other interrupts `hardirq` and `softirq`. Every nanosecond lands in exactly one stretch; what the history does not cover is
 //! `unknown`.
 
 use super::cause::{Cause, Phase};
@@ -367,20 +369,96 @@ impl Judge<'_> {
             need_resched: s.need_resched,
             preempt_off_at: s.preempt_off_at,
         };
-        let culprit = Some(Culprit::Task(pid));
-        let Some(prio) = prio else {
-            return (Cause::Unknown, culprit, note);
+        // A task the trace does not name (a placeholder pid) or whose priority it never
+        // printed cannot be ranked against the victim.
+        let Some(prio) = prio.filter(|_| pid > 0) else {
+            return (Cause::Unknown, None, Note::Unranked { pid });
         };
-        let cause = match rank::compare(prio, self.w.prio) {
+        let cause = self.class(prio);
+        if let Some(out) = s.prio_out.filter(|&out| self.class(out) != cause) {
+            let note = Note::PrioChanged {
+                pid,
+                from: prio,
+                to: out,
+            };
+            return (Cause::Unknown, None, note);
+        }
+        (cause, Some(Culprit::Task(pid)), note)
+    }
+
+    /// The ranked class of a task of priority `prio` keeping the victim waiting.
+    fn class(&self, prio: i32) -> Cause {
+        match rank::compare(prio, self.w.prio) {
             Ordering::Greater => Cause::HigherPriority,
             Ordering::Equal => Cause::FairShare,
             Ordering::Less => Cause::PreemptOff,
-        };
-        (cause, culprit, note)
+        }
     }
 }
 
 /// The reschedule IPI is how a wake-up on another CPU makes this one switch: part of the path.
 fn is_resched(names: &Names, name: NameId) -> bool {
     names.get(name) == "reschedule"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rule E3 of issue 23 (point 8): a task whose priority the trace never printed, or the
+    /// placeholder a Perfetto trace shows before a CPU's first switch (pid -1, prio -1, which
+    /// would otherwise rank as SCHED_DEADLINE), is never the culprit of a ranked class.
+    #[test]
+    fn an_unranked_task_is_never_a_ranked_culprit() {
+        let names = Names::default();
+        let w = WakeUp {
+            pid: 100,
+            prio: 19,
+            wakeup: 1_000,
+            waker_cpu: 0,
+            context: WakeContext::default(),
+            own_timer: None,
+            slack_until: None,
+            queue: vec![(0, 1_000)],
+        };
+        let win = Window {
+            from: 1_000,
+            run: 5_000,
+            run_cpu: 0,
+            proven: false,
+            run_traced: true,
+        };
+        let judge = Judge {
+            names: &names,
+            w: &w,
+            win,
+        };
+        let held_by = |pid, prio| Stretch {
+            start: 0,
+            end: 5_000,
+            activity: Activity::Task { pid, prio },
+            last_event: 0,
+            last_irqs_off: false,
+            irqs_on_seen: false,
+            ended_irqs_on: false,
+            ended_by_interrupt: false,
+            need_resched: false,
+            irqs_off_at: None,
+            preempt_off_at: None,
+            prio_out: None,
+        };
+        for (pid, prio) in [(-1, Some(-1)), (-1, Some(0)), (7, None)] {
+            assert_eq!(
+                judge.waiting(&held_by(pid, prio), Part::Silent),
+                (Cause::Unknown, None, Note::Unranked { pid }),
+                "pid {pid} prio {prio:?}"
+            );
+        }
+        // A task with its own printed priority is ranked as before.
+        let (cause, culprit, _) = judge.waiting(&held_by(7, Some(9)), Part::Silent);
+        assert_eq!(
+            (cause, culprit),
+            (Cause::HigherPriority, Some(Culprit::Task(7)))
+        );
+    }
 }

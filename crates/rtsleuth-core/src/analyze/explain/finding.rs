@@ -83,6 +83,12 @@ pub enum Note {
         to: Timestamp,
         irqs_on: bool,
     },
+    /// The task was switched in with priority `from` and out with `to`, which rank it
+    /// differently against the victim: which held when is not in the trace.
+    PrioChanged { pid: i32, from: i32, to: i32 },
+    /// A task held the CPU whose priority the trace never printed, or a placeholder for a task
+    /// it does not name (a negative pid): it cannot be ranked against the victim.
+    Unranked { pid: i32 },
     /// Nothing is known about the CPU here (before its first event, or events were lost).
     NoHistory,
     /// Older than the CPU's look-back window.

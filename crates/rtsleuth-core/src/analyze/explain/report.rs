@@ -361,6 +361,18 @@ impl Explain {
                 self.task_name(pid),
                 if irqs_on { " with interrupts on" } else { "" }
             ),
+            Note::PrioChanged { pid, from, to } => format!(
+                "{} changed priority from {from} to {to} while holding CPU{cpu}: one ranks it differently from the other against {victim} (prio {}), and the trace does not show when it changed",
+                self.task_name(pid),
+                f.prio
+            ),
+            Note::Unranked { pid } if pid < 0 => format!(
+                "CPU{cpu} ran a task the trace does not name (before the CPU's first switch) while {victim} was runnable: it cannot be ranked against it"
+            ),
+            Note::Unranked { pid } => format!(
+                "{} held CPU{cpu} while {victim} was runnable; the trace never printed its priority, so it cannot be ranked against it",
+                self.task_name(pid)
+            ),
             Note::NoHistory => format!("nothing is known about CPU{cpu} here (before its first event, or events were lost)"),
             Note::OutsideWindow => format!("older than CPU{cpu}'s look-back window"),
             Note::PathOverBound { idle: true } => format!(

@@ -87,6 +87,9 @@ pub struct Stretch {
     pub irqs_off_at: Option<NameId>,
     /// The same for `preempt_disable`.
     pub preempt_off_at: Option<NameId>,
+    /// A task stretch's priority at the switch-out that ended the task's run, when it differs
+    /// from the one it was switched in with.
+    pub prio_out: Option<i32>,
 }
 
 impl Stretch {
@@ -103,6 +106,7 @@ impl Stretch {
             need_resched: false,
             irqs_off_at: None,
             preempt_off_at: None,
+            prio_out: None,
         }
     }
 }
@@ -328,20 +332,10 @@ impl CpuTimeline {
         self.refresh(ev.ts);
     }
 
-    /// A task switched in without a traced `sched_switch` may have had no known priority; its
-    /// switch out prints it, and it holds for the whole time it ran.
+    /// The switch-out of `pid` prints its priority: a task switched in without a traced
+    /// `sched_switch` gets it for the whole time it ran; one switched in with another priority
+    /// changed it while it held the CPU (`sched_setscheduler`), which its stretches record.
     fn learn_prio(&mut self, pid: i32, prio: i32) {
-        let fix = |a: &mut Activity| match a {
-            Activity::Task {
-                pid: p,
-                prio: q @ None,
-            } if *p == pid => {
-                *q = Some(prio);
-                true
-            }
-            Activity::Task { .. } => false,
-            _ => true,
-        };
         if let Activity::Task {
             pid: p,
             prio: q @ None,
@@ -351,12 +345,16 @@ impl CpuTimeline {
                 *q = Some(prio);
             }
         }
-        if !fix(&mut self.current.activity) {
-            return;
-        }
-        for s in self.history.iter_mut().rev() {
-            if !fix(&mut s.activity) {
-                break;
+        let run = std::iter::once(&mut self.current).chain(self.history.iter_mut().rev());
+        for s in run {
+            match &mut s.activity {
+                Activity::Task { pid: p, prio: q } if *p == pid => match *q {
+                    None => *q = Some(prio),
+                    Some(was) if was != prio => s.prio_out = Some(prio),
+                    Some(_) => {}
+                },
+                Activity::Irq { .. } => {}
+                _ => break,
             }
         }
     }
