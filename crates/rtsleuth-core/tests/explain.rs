@@ -803,8 +803,10 @@ fn a_d_flag_on_an_event_emitted_with_irqs_off_is_no_evidence() {
 
 /// rule E3 (issue 23, point 4): a culprit's priority is its own, at the switch-in and at the
 /// switch-out. CPU1's lines from the lab's rt/hardirq run: cyclictest-191 is switched in at
-/// 4.903645 with next_prio=98 and out at 4.909091 with prev_prio=120 (it changed its priority
-/// in between; the "prio 98" reported was its own switch-in priority, not rcuc/1's).
+/// 4.903645 with next_prio=98 and out at 4.909091 with prev_prio=120: the "prio 98" reported
+/// was its own switch-in priority, inherited (it was already switched out at 98 on CPU0 at
+/// 4.903455, after rcuc/0 (98) was woken; the recording has no sched_pi_setprio events), and
+/// the boost ended while it held CPU1.
 /// ksoftirqd/1-35 (prio 120) is woken at 4.909056 and runs at 4.910912: 1856 us.
 /// - [4.909056, 4.909091) cyclictest-191: 98 outranks 120, 120 is the same rank: the two
 ///   give different classes, so `unknown`, no culprit (35 us);
@@ -879,7 +881,7 @@ fn a_priority_changed_while_holding_the_cpu_is_not_ranked() {
     );
     assert_eq!(
         f["timeline"][0]["detail"],
-        "cyclictest-191 changed priority from 98 to 120 while holding CPU1: one ranks it differently from the other against ksoftirqd/1-35 (prio 120), and the trace does not show when it changed"
+        "cyclictest-191 changed priority from 98 to 120 while holding CPU1 (priority inheritance, or sched_setscheduler): one ranks it differently from the other against ksoftirqd/1-35 (prio 120), and the trace does not show when it changed"
     );
     assert!(
         f["timeline"][4]["detail"]

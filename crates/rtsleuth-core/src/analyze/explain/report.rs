@@ -362,7 +362,7 @@ impl Explain {
                 if irqs_on { " with interrupts on" } else { "" }
             ),
             Note::PrioChanged { pid, from, to } => format!(
-                "{} changed priority from {from} to {to} while holding CPU{cpu}: one ranks it differently from the other against {victim} (prio {}), and the trace does not show when it changed",
+                "{} changed priority from {from} to {to} while holding CPU{cpu} (priority inheritance, or sched_setscheduler): one ranks it differently from the other against {victim} (prio {}), and the trace does not show when it changed",
                 self.task_name(pid),
                 f.prio
             ),
