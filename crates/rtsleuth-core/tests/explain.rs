@@ -931,3 +931,69 @@ fn a_task_made_fifo_while_it_runs_is_not_fair_share() {
         ("fair_share", 50.001, 50.014)
     );
 }
+
+/// rule E4 after the wake-up (issue 23, point 7): an open preemptirq `irq_disable` on the
+/// victim's queue CPU is `irqs_off` with its caller, not `preempt_off`. cyclictest-100 (19) is
+/// due at 20.001000 (softexpires 20001000000, now=20001001000 read at 20.001001) and woken on
+/// CPU1 at 20.001002 while printk_flood-2100 (120) runs; after the interrupt (exit 20.001005)
+/// printk_flood disables interrupts in console_unlock from 20.001010 to 20.001610, then
+/// switches (its __schedule irq_disable at 20.001612 is the switch's own) at 20.001620.
+/// 620 us: kernel_path 2 before + 3 after (its interrupt), preempt_off printk_flood 5 + 2 + 8
+/// = 15, irqs_off printk_flood 600 (console_unlock): root cause irqs_off.
+#[test]
+fn interrupts_off_after_the_wakeup_are_irqs_off_with_the_caller() {
+    let trace = "\
+      cyclictest-100   [001] d..1.    20.000000: hrtimer_start: hrtimer=00000000000000aa function=hrtimer_wakeup expires=20001000000 softexpires=20001000000 mode=ABS
+      cyclictest-100   [001] d..2.    20.000010: sched_switch: prev_comm=cyclictest prev_pid=100 prev_prio=19 prev_state=S ==> next_comm=printk_flood next_pid=2100 next_prio=120
+    printk_flood-2100  [001] d.h1.    20.001000: local_timer_entry: vector=236
+    printk_flood-2100  [001] d.h1.    20.001001: hrtimer_expire_entry: hrtimer=00000000000000aa function=hrtimer_wakeup now=20001001000
+    printk_flood-2100  [001] d.h2.    20.001002: sched_waking: comm=cyclictest pid=100 prio=19 target_cpu=001
+    printk_flood-2100  [001] dNh3.    20.001003: sched_wakeup: comm=cyclictest pid=100 prio=19 target_cpu=001
+    printk_flood-2100  [001] dNh1.    20.001004: hrtimer_expire_exit: hrtimer=00000000000000aa
+    printk_flood-2100  [001] dNh1.    20.001005: local_timer_exit: vector=236
+    printk_flood-2100  [001] dN.1.    20.001010: irq_disable: caller=console_unlock+0x1a/0x300 parent=0x0
+    printk_flood-2100  [001] dN.1.    20.001610: irq_enable: caller=console_unlock+0x9c/0x300 parent=0x0
+    printk_flood-2100  [001] dN.1.    20.001612: irq_disable: caller=__schedule+0x661/0x910 parent=0x0
+    printk_flood-2100  [001] d..2.    20.001620: sched_switch: prev_comm=printk_flood prev_pid=2100 prev_prio=120 prev_state=R+ ==> next_comm=cyclictest next_pid=100 next_prio=19
+";
+    let doc = explain_text(trace, ExplainOptions::default());
+    let f = &doc["findings"][0];
+    assert_eq!(
+        (&f["latency_us"], &f["root_cause"]),
+        (&Value::from(620.0), &Value::from("irqs_off")),
+        "{f:#}"
+    );
+    let mut got: Vec<(String, String, i64)> = components(f)
+        .into_iter()
+        .map(|(kind, phase, _, ns)| (kind, phase, ns))
+        .collect();
+    got.sort();
+    let want = [
+        ("irqs_off", "after_wakeup", 600_000),
+        ("kernel_path", "after_wakeup", 3_000),
+        ("kernel_path", "before_wakeup", 2_000),
+        ("preempt_off", "after_wakeup", 15_000),
+    ];
+    assert_eq!(
+        got,
+        want.map(|(k, p, ns)| (k.to_string(), p.to_string(), ns))
+    );
+    let off = f["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["kind"] == "irqs_off")
+        .unwrap();
+    assert_eq!(
+        (&off["start_ts"], &off["end_ts"], &off["culprit"]),
+        (
+            &Value::from(20.00101),
+            &Value::from(20.00161),
+            &Value::from("printk_flood-2100")
+        )
+    );
+    assert_eq!(
+        off["detail"],
+        "printk_flood-2100 disabled interrupts at console_unlock+0x1a/0x300 while cyclictest-100 (prio 19) was runnable on CPU1: it could not be preempted until they were enabled again"
+    );
+}

@@ -20,7 +20,8 @@
 //!
 //! After the wake-up, the CPU the task was queued on is examined: a task the scheduler must
 //! prefer ([`super::rank`]) is `higher_priority`, one of the same rank `fair_share`, one the
-//! victim strictly outranks that kept the CPU `preempt_off`, each by the task's own priority:
+//! victim strictly outranks that kept the CPU `preempt_off` (`irqs_off` with its caller while a
+//! `preemptirq` irq_disable was open), each by the task's own priority:
 //! a task switched out with a priority that ranks differently from the one it was switched in
 //! with, or whose priority (or pid) the trace never printed, is `unknown`, with no culprit;
 //! other interrupts `hardirq` and `softirq`. Every nanosecond lands in exactly one stretch; what the history does not cover is
@@ -138,17 +139,20 @@ pub fn bound_kernel_path(timeline: &mut [Component]) {
     }
 }
 
-/// A task the victim outranks that got out of the way within [`MIN_CAUSE_NS`] in all was only
-/// on its way to the switch.
+/// A task the victim outranks that got out of the way within [`MIN_CAUSE_NS`] in all (with
+/// preemption or interrupts off) was only on its way to the switch.
 fn brief_preemption_is_the_path(pieces: &mut [Component]) {
+    let held = |p: &Component| {
+        p.cause == Cause::PreemptOff || p.cause == Cause::IrqsOff && p.phase == Phase::AfterWakeup
+    };
     let mut totals: Vec<(Option<Culprit>, u64)> = Vec::new();
-    for p in pieces.iter().filter(|p| p.cause == Cause::PreemptOff) {
+    for p in pieces.iter().filter(|p| held(p)) {
         match totals.iter_mut().find(|(c, _)| *c == p.culprit) {
             Some((_, ns)) => *ns += p.ns,
             None => totals.push((p.culprit, p.ns)),
         }
     }
-    for p in pieces.iter_mut().filter(|p| p.cause == Cause::PreemptOff) {
+    for p in pieces.iter_mut().filter(|p| held(p)) {
         if totals
             .iter()
             .any(|(c, ns)| *c == p.culprit && *ns < MIN_CAUSE_NS)
@@ -304,8 +308,8 @@ impl Judge<'_> {
         }
         let task = Some(Culprit::Task(pid));
         if let Some(caller) = s.irqs_off_at {
-            if self.names.get(caller).starts_with("irqentry_enter") {
-                // Interrupts went off because the interrupt arrived: this is its entry.
+            if is_path_caller(self.names, caller) {
+                // Interrupts went off because the interrupt arrived (its entry), or to switch.
                 return (Cause::KernelPath, None, Note::InterruptDelivery);
             }
             return (Cause::IrqsOff, task, Note::IrqsOffCaller(caller));
@@ -375,6 +379,15 @@ impl Judge<'_> {
             return (Cause::Unknown, None, Note::Unranked { pid });
         };
         let cause = self.class(prio);
+        let irqs_off_at = s.irqs_off_at.filter(|&c| !is_path_caller(self.names, c));
+        if let Some(caller) = irqs_off_at.filter(|_| cause == Cause::PreemptOff) {
+            // Not even an interrupt could make it switch: interrupts were off, at this caller.
+            return (
+                Cause::IrqsOff,
+                Some(Culprit::Task(pid)),
+                Note::IrqsOffCaller(caller),
+            );
+        }
         if let Some(out) = s.prio_out.filter(|&out| self.class(out) != cause) {
             let note = Note::PrioChanged {
                 pid,
@@ -394,6 +407,13 @@ impl Judge<'_> {
             Ordering::Less => Cause::PreemptOff,
         }
     }
+}
+
+/// Interrupts turned off by the path itself: the entry of an arriving interrupt, or the
+/// scheduler switching tasks.
+fn is_path_caller(names: &Names, caller: NameId) -> bool {
+    let name = names.get(caller);
+    name.starts_with("irqentry_enter") || name.starts_with("__schedule")
 }
 
 /// The reschedule IPI is how a wake-up on another CPU makes this one switch: part of the path.

@@ -311,6 +311,11 @@ impl Explain {
             Note::IrqsOffFlag => format!(
                 "{who} ran with interrupts disabled (last event flagged d), so the timer interrupt came late"
             ),
+            Note::IrqsOffCaller(caller) if c.phase == Phase::AfterWakeup => format!(
+                "{who} disabled interrupts at {} while {victim} (prio {}) was runnable on CPU{cpu}: it could not be preempted until they were enabled again",
+                self.names.get(caller),
+                f.prio
+            ),
             Note::IrqsOffCaller(caller) => format!(
                 "{who} disabled interrupts at {}, so the timer interrupt came late",
                 self.names.get(caller)
