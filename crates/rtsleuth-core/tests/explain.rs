@@ -997,3 +997,31 @@ fn interrupts_off_after_the_wakeup_are_irqs_off_with_the_caller() {
         "printk_flood-2100 disabled interrupts at console_unlock+0x1a/0x300 while cyclictest-100 (prio 19) was runnable on CPU1: it could not be preempted until they were enabled again"
     );
 }
+
+/// rule E1's exception: timer slack stays `kernel_path` whatever its length. cyclictest-100
+/// armed its timer for softexpires 30.001000, expires 30.003000 (2 ms of slack); CPU0 idles
+/// until the timer interrupt at 30.002500 (now=30002501000 read at 30.002501: clock = trace
+/// clock). [30.001000, 30.002502), the slack and its own interrupt up to the waking, is one
+/// kernel_path stretch of 1502 us, over the 1 ms bound but allowed by the timer itself.
+#[test]
+fn timer_slack_is_kernel_path_beyond_the_bound() {
+    let trace = "\
+      cyclictest-100   [000] d..1.    30.000000: hrtimer_start: hrtimer=00000000000000aa function=hrtimer_wakeup expires=30003000000 softexpires=30001000000 mode=ABS
+      cyclictest-100   [000] d..2.    30.000010: sched_switch: prev_comm=cyclictest prev_pid=100 prev_prio=19 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120
+          <idle>-0     [000] d.h1.    30.002500: local_timer_entry: vector=236
+          <idle>-0     [000] d.h1.    30.002501: hrtimer_expire_entry: hrtimer=00000000000000aa function=hrtimer_wakeup now=30002501000
+          <idle>-0     [000] d.h2.    30.002502: sched_waking: comm=cyclictest pid=100 prio=19 target_cpu=000
+          <idle>-0     [000] dNh3.    30.002503: sched_wakeup: comm=cyclictest pid=100 prio=19 target_cpu=000
+          <idle>-0     [000] dNh1.    30.002504: hrtimer_expire_exit: hrtimer=00000000000000aa
+          <idle>-0     [000] dNh1.    30.002505: local_timer_exit: vector=236
+          <idle>-0     [000] d..2.    30.002510: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=cyclictest next_pid=100 next_prio=19
+";
+    let tl = stretches(&explain_text(trace, ExplainOptions::default()));
+    let (kind, _, start, end, detail) = &tl[0];
+    assert_eq!(
+        (kind.as_str(), *start, *end),
+        ("kernel_path", 30.001, 30.002502),
+        "{tl:?}"
+    );
+    assert!(detail.starts_with("its timer's slack"), "{detail}");
+}
