@@ -38,8 +38,9 @@
 //!    inside is its own and it stays the CPU's task. **priority** — with the culprit's last
 //!    printed prio (sched_switch, wake-up events) before the stretch and its prio at its
 //!    switch-out at or after the end when that is at or before the victim's run (rule E3 of
-//!    issue 23: both, where both are known), against the victim's switch-in prio (or its
-//!    wake-up's):
+//!    issue 23: both, where both are known), and every prio `sched_pi_setprio` gives it
+//!    inside the stretch (after one, its switch-out no longer speaks for the stretch),
+//!    against the victim's switch-in prio (or its wake-up's):
 //!    `higher_priority` outranks, `fair_share` same rank, `preempt_off` outranked (ranks:
 //!    deadline > RT by number > normal, all normal tasks one rank). **irq** —
 //!    `hardirq`/`softirq`: an interrupt frame of that type matching the culprit (irq number,
@@ -661,6 +662,36 @@ fn the_checker_flags_a_class_its_switch_out_priority_contradicts() {
     let f = finding("timer", Some(10.001000), 10.001002, 10.001300, honest());
     assert_eq!(rules_broken(TRACE, f.clone()), Vec::<&str>::new());
     assert_eq!(rules_broken(&changed, f), ["priority"]);
+}
+
+/// Rule E3: a priority set by `sched_pi_setprio` holds from then on. hog (9) is deboosted to
+/// 120 at 10.001100 by a task on CPU1 and then switched out at 120: its wait after that is not
+/// `higher_priority`; before it, 9 was its own and the switch-out no longer speaks for it.
+#[test]
+fn the_checker_follows_priority_inheritance() {
+    let deboosted = TRACE
+        .replace(
+            "              burner-2000  [001] .....    10.001150: tracing_mark_write: burning",
+            "              burner-2000  [001] d..3.    10.001100: sched_pi_setprio: comm=hog pid=300 oldprio=9 newprio=120",
+        )
+        .replace(
+            "prev_comm=hog prev_pid=300 prev_prio=9",
+            "prev_comm=hog prev_pid=300 prev_prio=120",
+        );
+    let mut tl = honest();
+    tl[2]["end_ts"] = 10.001100.into();
+    tl.push(stretch(
+        "preempt_off",
+        "after_wakeup",
+        0,
+        10.001100,
+        10.001300,
+        Some(("hog-300", 300)),
+    ));
+    let f = finding("timer", Some(10.001000), 10.001002, 10.001300, tl);
+    assert_eq!(rules_broken(&deboosted, f), Vec::<&str>::new());
+    let f = finding("timer", Some(10.001000), 10.001002, 10.001300, honest());
+    assert_eq!(rules_broken(&deboosted, f), ["priority"]);
 }
 
 #[test]

@@ -1025,3 +1025,40 @@ fn timer_slack_is_kernel_path_beyond_the_bound() {
     );
     assert!(detail.starts_with("its timer's slack"), "{detail}");
 }
+
+/// rule E3: a priority changed by priority inheritance (`sched_pi_setprio`, emitted by the
+/// waiter on another CPU) holds from that moment. rcu_worker-60 (89) is woken on CPU1 at
+/// 40.000100 while init-179 (120) runs there. At 40.000300 irq/25-162 on CPU0 boosts init to
+/// 49 (it holds a lock irq/25 wants), at 40.000600 init drops back to 120 itself, and it
+/// switches to rcu_worker at 40.000610 (prev_prio=120). 510 us: init at 120 is outranked by
+/// 89, so preempt_off 200 + 10 = 210 us; boosted to 49 it outranks 89: higher_priority 300 us.
+#[test]
+fn a_priority_inherited_while_running_holds_from_its_setprio() {
+    let trace = "\
+          <idle>-0     [001] d..2.    40.000000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=init next_pid=179 next_prio=120
+          <idle>-0     [000] d..2.    40.000050: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=irq/25 next_pid=162 next_prio=49
+            init-179   [001] dN.2.    40.000100: sched_waking: comm=rcu_worker pid=60 prio=89 target_cpu=001
+            init-179   [001] dN.3.    40.000101: sched_wakeup: comm=rcu_worker pid=60 prio=89 target_cpu=001
+          irq/25-162   [000] D..32    40.000300: sched_pi_setprio: comm=init pid=179 oldprio=120 newprio=49
+            init-179   [001] d..3.    40.000600: sched_pi_setprio: comm=init pid=179 oldprio=49 newprio=120
+            init-179   [001] d..2.    40.000610: sched_switch: prev_comm=init prev_pid=179 prev_prio=120 prev_state=R+ ==> next_comm=rcu_worker next_pid=60 next_prio=89
+";
+    let doc = explain_text(
+        trace,
+        ExplainOptions {
+            pids: vec![60],
+            ..ExplainOptions::default()
+        },
+    );
+    let got: Vec<(String, f64, f64)> = stretches(&doc)
+        .into_iter()
+        .map(|(kind, _, start, end, _)| (kind, start, end))
+        .collect();
+    let want = [
+        ("preempt_off", 40.0001, 40.0003),
+        ("higher_priority", 40.0003, 40.0006),
+        ("preempt_off", 40.0006, 40.00061),
+    ];
+    assert_eq!(got, want.map(|(k, a, b)| (k.to_string(), a, b)));
+    assert_eq!(doc["findings"][0]["root_cause"], "higher_priority");
+}

@@ -53,6 +53,16 @@ impl<'a> Event<'a> {
         Fields::new(self.payload)
     }
 
+    /// `sched_pi_setprio`: the task whose priority priority inheritance changed, and its new
+    /// priority (the event is emitted by whoever changes it, often on another CPU).
+    pub fn pi_setprio(&self) -> Option<(i32, i32)> {
+        if self.name != "sched_pi_setprio" {
+            return None;
+        }
+        let f = self.fields();
+        Some((f.get_i64("pid")? as i32, f.get_i64("newprio")? as i32))
+    }
+
     /// Whether the kernel emits this event with interrupts disabled whatever the code around
     /// it does (it holds the runqueue or timer-base lock, or runs in interrupt context), so
     /// its `d` flag is no evidence that the task had interrupts off. The one list of them

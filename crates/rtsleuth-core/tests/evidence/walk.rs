@@ -158,6 +158,11 @@ struct Job {
     prio_before: Option<i32>,
     /// The culprit's prio at its switch-out at or after the end, and when.
     prio_after: Option<(i32, u64)>,
+    /// Priorities priority inheritance gave the culprit inside the stretch.
+    prio_inside: Vec<i32>,
+    /// Priority inheritance changed the culprit's prio after the start: its switch-out
+    /// no longer tells the prio it had here.
+    prio_reset: bool,
     candidates: Vec<u64>,
     /// The frame closed here (and why); another matching one may open at the same time.
     gap: Option<(u64, String)>,
@@ -257,6 +262,8 @@ impl<'f> Referee<'f> {
                         failed: false,
                         prio_before: None,
                         prio_after: None,
+                        prio_inside: Vec::new(),
+                        prio_reset: false,
                         candidates: Vec::new(),
                         gap: None,
                         evidence: false,
@@ -763,10 +770,35 @@ impl<'f> Referee<'f> {
     }
 
     /// Applies one event to the walk's state (the pairing and the CPU's state).
+    /// `sched_pi_setprio`: the task's prio from now on, whatever CPU it runs on.
+    fn pi_setprio(&mut self, ev: &Event<'_>) {
+        let f = ev.fields();
+        let (Some(pid), Some(prio)) = (f.get_i64("pid"), f.get_i64("newprio")) else {
+            return;
+        };
+        let (pid, prio, ts) = (pid as i32, prio as i32, ev.ts);
+        self.task(pid).prio = Some(prio);
+        for job in &mut self.jobs {
+            if !matches!(job.check, Check::Task { x } if x == pid)
+                || ts + TOL < job.start
+                || job.prio_after.is_some()
+            {
+                continue;
+            }
+            job.prio_reset = true;
+            if job.start + TOL < ts && ts + TOL < job.end {
+                job.prio_inside.push(prio);
+            }
+        }
+    }
+
     fn apply(&mut self, ev: &Event<'_>) {
         let c = ev.cpu;
         let ts = ev.ts;
         let p = ev.pid;
+        if ev.name == "sched_pi_setprio" {
+            self.pi_setprio(ev);
+        }
         // The event's task is its CPU's current task.
         let current = self.cpus[c as usize].current;
         if current != Some(p) {
@@ -1257,11 +1289,12 @@ impl<'f> Referee<'f> {
             return; // the wake-up rule reports it
         };
         let run = self.findings[job.fi].run;
-        let after = job
+        let after = (job
             .prio_after
-            .filter(|&(_, t)| t <= run + TOL)
-            .map(|(xp, _)| xp);
+            .filter(|&(_, t)| t <= run + TOL && !job.prio_reset))
+        .map(|(xp, _)| xp);
         let mut known: Vec<i32> = [job.prio_before, after].into_iter().flatten().collect();
+        known.extend(&job.prio_inside);
         if known.is_empty() {
             // Its only printed priority is a later switch-out's.
             known.extend(job.prio_after.map(|(xp, _)| xp));
@@ -1269,8 +1302,8 @@ impl<'f> Referee<'f> {
         let ok = !known.is_empty() && known.iter().all(|&xp| relation_holds(kind, xp, p));
         if !ok {
             let why = format!(
-                "{kind}: culprit {x} has prio {:?} before the stretch / {:?} at its switch-out, the victim prio {p}",
-                job.prio_before, job.prio_after
+                "{kind}: culprit {x} has prio {:?} before the stretch / {:?} inside / {:?} at its switch-out, the victim prio {p}",
+                job.prio_before, job.prio_inside, job.prio_after
             );
             let (fi, si) = (job.fi, job.si);
             self.violation("priority", fi, Some(si), why);

@@ -393,6 +393,12 @@ impl EventSink for Explain {
         for (pid, prio) in ev.kind.task_prios().into_iter().flatten() {
             self.prios.insert(pid, prio);
         }
+        if let Some((pid, prio)) = ev.pi_setprio() {
+            for tl in self.cpus.iter_mut().flatten() {
+                tl.set_prio(pid, prio, ev.ts);
+            }
+            self.prios.insert(pid, prio);
+        }
         let mut steps = std::mem::take(&mut self.steps);
         self.wakeups.event(ev, &mut steps);
         for step in steps.drain(..) {

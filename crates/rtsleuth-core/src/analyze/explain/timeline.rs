@@ -151,6 +151,9 @@ pub struct CpuTimeline {
     /// A `preemptirq` irq_disable or irq_enable was traced on this CPU: interrupts turned off
     /// by kernel code show in the trace, so a silence with none open had them on.
     pub irq_toggles_traced: bool,
+    /// When the running task's priority was last stated (its switch-in, or priority
+    /// inheritance changing it): its switch-out speaks for the stretches since.
+    prio_stated_at: Timestamp,
     /// The event being fed is in task context with interrupts on (it ends a stretch so).
     event_irqs_on: bool,
     /// The event being fed is an interrupt arriving (it ends a stretch so).
@@ -176,6 +179,7 @@ impl CpuTimeline {
             irqs_traced: false,
             flags_known: false,
             irq_toggles_traced: false,
+            prio_stated_at: ts,
             event_irqs_on: false,
             event_interrupt: false,
             event_by_construction: false,
@@ -290,6 +294,7 @@ impl CpuTimeline {
                     pid: next_pid,
                     prio: Some(next_prio),
                 };
+                self.prio_stated_at = ts;
                 self.refresh(ts);
             }
             EventKind::IrqDisable { caller, .. }
@@ -328,6 +333,7 @@ impl CpuTimeline {
             pid: ev.pid,
             prio: prio_of(ev.pid),
         };
+        self.prio_stated_at = ev.ts;
         self.irqs_off_evidence = false;
         self.refresh(ev.ts);
     }
@@ -345,8 +351,9 @@ impl CpuTimeline {
                 *q = Some(prio);
             }
         }
+        let since = self.prio_stated_at;
         let run = std::iter::once(&mut self.current).chain(self.history.iter_mut().rev());
-        for s in run {
+        for s in run.take_while(|s| s.start >= since) {
             match &mut s.activity {
                 Activity::Task { pid: p, prio: q } if *p == pid => match *q {
                     None => *q = Some(prio),
@@ -357,6 +364,23 @@ impl CpuTimeline {
                 _ => break,
             }
         }
+    }
+
+    /// Priority inheritance set `pid`'s priority to `prio` at `ts`: if it runs here, its time
+    /// from now on is judged by it.
+    pub fn set_prio(&mut self, pid: i32, prio: i32, ts: Timestamp) {
+        let Activity::Task { pid: p, prio: q } = &mut self.task else {
+            return;
+        };
+        if *p != pid || *q == Some(prio) {
+            return;
+        }
+        *q = Some(prio);
+        // No event of this CPU ends the stretch: it says nothing of interrupts.
+        (self.event_irqs_on, self.event_interrupt) = (false, false);
+        let ts = ts.max(self.current.start);
+        self.prio_stated_at = ts;
+        self.refresh(ts);
     }
 
     fn enter(&mut self, ts: Timestamp, irq: Irq, flags: Flags) {
