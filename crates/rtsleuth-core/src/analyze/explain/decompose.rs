@@ -324,33 +324,39 @@ impl Judge<'_> {
                 (Cause::IrqsOff, task, Note::IrqsOffFlag)
             }
             Part::Silent if self.win.proven && tl.irqs_traced && (pid == 0 || tl.flags_known) => {
-                // A black hole ends with the interrupt it held back (or the wake-up itself);
-                // a CPU that went on in task context was visibly running Linux.
-                if to != self.w.wakeup && !(to == s.end && s.ended_by_interrupt) {
-                    let irqs_on = s.ended_irqs_on;
-                    (
-                        Cause::Unknown,
-                        None,
-                        Note::SilenceThenTask {
-                            pid,
-                            from,
-                            to,
-                            irqs_on,
-                        },
-                    )
-                } else if pid == 0 {
-                    (Cause::BlackHole, None, Note::IdleLate)
-                } else if !tl.irq_toggles_traced && others_traced() {
-                    (
-                        Cause::Unknown,
-                        None,
-                        Note::SilenceWhileOthersRan { from, to },
-                    )
-                } else {
-                    (Cause::BlackHole, None, Note::NoEvents { from, to })
-                }
+                self.silence(tl, s, pid, (from, to), others_traced)
             }
             Part::Silent => (Cause::Unknown, None, Note::SilenceUnproven),
+        }
+    }
+
+    /// No event at all while the timer was overdue, on a CPU whose interrupts and flags show.
+    fn silence(
+        &self,
+        tl: &CpuTimeline,
+        s: &Stretch,
+        pid: i32,
+        (from, to): (Timestamp, Timestamp),
+        others_traced: &dyn Fn() -> bool,
+    ) -> (Cause, Option<Culprit>, Note) {
+        // A black hole ends with the interrupt it held back (or the wake-up itself); a CPU
+        // that went on in task context was visibly running Linux.
+        if to != self.w.wakeup && !(to == s.end && s.ended_by_interrupt) {
+            let irqs_on = s.ended_irqs_on;
+            let note = Note::SilenceThenTask {
+                pid,
+                from,
+                to,
+                irqs_on,
+            };
+            (Cause::Unknown, None, note)
+        } else if pid == 0 {
+            (Cause::BlackHole, None, Note::IdleLate)
+        } else if !tl.irq_toggles_traced && others_traced() {
+            let note = Note::SilenceWhileOthersRan { from, to };
+            (Cause::Unknown, None, note)
+        } else {
+            (Cause::BlackHole, None, Note::NoEvents { from, to })
         }
     }
 
@@ -379,15 +385,6 @@ impl Judge<'_> {
             return (Cause::Unknown, None, Note::Unranked { pid });
         };
         let cause = self.class(prio);
-        let irqs_off_at = s.irqs_off_at.filter(|&c| !is_path_caller(self.names, c));
-        if let Some(caller) = irqs_off_at.filter(|_| cause == Cause::PreemptOff) {
-            // Not even an interrupt could make it switch: interrupts were off, at this caller.
-            return (
-                Cause::IrqsOff,
-                Some(Culprit::Task(pid)),
-                Note::IrqsOffCaller(caller),
-            );
-        }
         if let Some(out) = s.prio_out.filter(|&out| self.class(out) != cause) {
             let note = Note::PrioChanged {
                 pid,
@@ -396,7 +393,13 @@ impl Judge<'_> {
             };
             return (Cause::Unknown, None, note);
         }
-        (cause, Some(Culprit::Task(pid)), note)
+        let culprit = Some(Culprit::Task(pid));
+        let irqs_off_at = s.irqs_off_at.filter(|&c| !is_path_caller(self.names, c));
+        match irqs_off_at.filter(|_| cause == Cause::PreemptOff) {
+            // Not even an interrupt could make it switch: interrupts were off, at this caller.
+            Some(caller) => (Cause::IrqsOff, culprit, Note::IrqsOffCaller(caller)),
+            None => (cause, culprit, note),
+        }
     }
 
     /// The ranked class of a task of priority `prio` keeping the victim waiting.
