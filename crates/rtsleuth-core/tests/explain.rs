@@ -650,3 +650,434 @@ fn a_busy_cpu_silent_while_another_runs_is_not_a_black_hole() {
     assert_eq!(hole["kind"], "black_hole", "{hole}");
     assert_eq!(hole["end_ts"], 13015.298277, "{hole}");
 }
+
+/// Explains ftrace text given inline.
+fn explain_text(trace: &str, opts: ExplainOptions) -> Value {
+    let input = Input::from_reader(
+        "inline.txt",
+        Box::new(std::io::Cursor::new(trace.to_owned())),
+    )
+    .unwrap();
+    explain_input(input, opts)
+}
+
+/// The timeline of the only finding, as (kind, cpu, start, end, detail).
+fn stretches(doc: &Value) -> Vec<(String, u64, f64, f64, String)> {
+    let findings = doc["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{doc:#}");
+    findings[0]["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["kind"].as_str().unwrap().to_string(),
+                s["cpu"].as_u64().unwrap(),
+                s["start_ts"].as_f64().unwrap(),
+                s["end_ts"].as_f64().unwrap(),
+                s["detail"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// rule E1/E5 (issue 23, point 2): the idle CPU a wake-up was aimed at is `kernel_path` only up
+/// to KERNEL_PATH_MAX_NS (1 ms). Lines from the lab's rt/higher_priority run (rcu_preempt-20
+/// woken at 147.895471), the other CPU0 interrupts left out: CPU0 idle from 147.895283, its
+/// reschedule IPI at 147.901388, rcu_preempt switched in at 147.901568. Wait 147.901568 -
+/// 147.895471 = 6097 us, all of it CPU0 idle or taking the IPI: one joined stretch of 6097 us,
+/// over the bound, so `unknown`. The same trace with the IPI 300 us after the wake-up (switch at
+/// 147.895951, 480 us) stays `kernel_path`.
+#[test]
+fn an_idle_cpu_is_kernel_path_only_up_to_the_bound() {
+    let trace = |ipi: &str, ipi_exit: &str, switch: &str| {
+        format!(
+            "     ksoftirqd/0-17      [000] d..2.   147.895283: sched_switch: prev_comm=ksoftirqd/0 prev_pid=17 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120
+          rcuc/1-33      [001] D..32   147.895471: sched_waking: comm=rcu_preempt pid=20 prio=98 target_cpu=000
+          rcuc/1-33      [001] D..42   147.895503: sched_wakeup: comm=rcu_preempt pid=20 prio=98 target_cpu=000
+          <idle>-0       [000] dnh1.   {ipi}: reschedule_entry: vector=253
+          <idle>-0       [000] dNh1.   {ipi_exit}: reschedule_exit: vector=253
+          <idle>-0       [000] d..2.   {switch}: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=rcu_preempt next_pid=20 next_prio=98
+"
+        )
+    };
+    let late = stretches(&explain_text(
+        &trace("147.901388", "147.901396", "147.901568"),
+        ExplainOptions::default(),
+    ));
+    assert_eq!(late.len(), 1, "{late:?}");
+    let (kind, cpu, start, end, detail) = &late[0];
+    assert_eq!(
+        (kind.as_str(), *cpu, *start, *end),
+        ("unknown", 0, 147.895471, 147.901568)
+    );
+    assert_eq!(
+        detail,
+        "CPU0 stayed idle 6097 us after the wake-up was aimed at it: its reschedule IPI or timer came late (hypervisor not running the vCPU, deep idle state); the trace does not tell which"
+    );
+    let quick = stretches(&explain_text(
+        &trace("147.895771", "147.895779", "147.895951"),
+        ExplainOptions::default(),
+    ));
+    assert_eq!(quick.len(), 1, "{quick:?}");
+    assert_eq!(
+        (quick[0].0.as_str(), quick[0].2, quick[0].3),
+        ("kernel_path", 147.895471, 147.895951)
+    );
+}
+
+/// rule E2 (issue 23, point 3): a black hole ends with an interrupt arriving (or the wake-up);
+/// a silence after which the CPU goes on in task context with interrupts on is `unknown`.
+/// CPU1's lines from the lab's rt/higher_priority run, cyclictest-305 woken at 148.893554
+/// (the other CPU left out). Due: softexpires 148863004588 on the clock whose now=148866499942
+/// was read at 148.893550, so 148.893550 - (148.866499942 - 148.863004588) = 148.890054646.
+/// From there fifo_burst-306 traced only its exec events at 148.890905 and 148.891996 (flags
+/// `.....`: task context, interrupts on) until the timer interrupt at 148.893540:
+/// [148.890054646, 148.891996) is `unknown` (1941.354 us, the two silences joined; the detail
+/// is the longer one's, 148.890905 to 148.891996, 1091 us) and only [148.891996, 148.893540),
+/// which ends in local_timer_entry, is a black hole (1544 us).
+#[test]
+fn a_silence_ending_in_task_context_is_not_a_black_hole() {
+    let trace = "\
+      cyclictest-305     [001] d..1.   148.889796: hrtimer_start: hrtimer=00000000e4b1c6f3 function=hrtimer_wakeup expires=148863004588 softexpires=148863004588 mode=ABS|HARD was_armed=0
+      cyclictest-305     [001] d..2.   148.889842: sched_switch: prev_comm=cyclictest prev_pid=305 prev_prio=19 prev_state=S ==> next_comm=init next_pid=306 next_prio=120
+      fifo_burst-306     [001] .....   148.890905: sched_prepare_exec: interp=/bin/fifo_burst filename=/bin/fifo_burst pid=306 comm=init
+      fifo_burst-306     [001] .....   148.891996: sched_process_exec: filename=/bin/fifo_burst pid=306 old_pid=306
+      fifo_burst-306     [001] d.h..   148.893540: local_timer_entry: vector=236
+      fifo_burst-306     [001] d.h..   148.893550: hrtimer_expire_entry: hrtimer=00000000e4b1c6f3 function=hrtimer_wakeup now=148866499942
+      fifo_burst-306     [001] d.h2.   148.893554: sched_waking: comm=cyclictest pid=305 prio=19 target_cpu=001
+      fifo_burst-306     [001] dNh3.   148.893591: sched_wakeup: comm=cyclictest pid=305 prio=19 target_cpu=001
+      fifo_burst-306     [001] dNh..   148.893595: hrtimer_expire_exit: hrtimer=00000000e4b1c6f3
+      fifo_burst-306     [001] dNh..   148.893672: local_timer_exit: vector=236
+      fifo_burst-306     [001] d..2.   148.893696: sched_switch: prev_comm=fifo_burst prev_pid=306 prev_prio=120 prev_state=R ==> next_comm=cyclictest next_pid=305 next_prio=19
+";
+    let doc = explain_text(trace, ExplainOptions::default());
+    assert_eq!(doc["findings"][0]["expected_ts"], 148.890054646, "{doc:#}");
+    let tl = stretches(&doc);
+    let (kind, cpu, start, end, detail) = &tl[0];
+    assert_eq!(
+        (kind.as_str(), *cpu, *start, *end),
+        ("unknown", 1, 148.890054646, 148.891996)
+    );
+    assert_eq!(
+        detail,
+        "no events on CPU1 from 148.890905 to 148.891996 (1091 us), then fifo_burst-306 went on in task context with interrupts on, not in an interrupt, while the timer was overdue: CPU1 was running Linux; the trace does not show why its interrupt came late"
+    );
+    assert_eq!(
+        (tl[1].0.as_str(), tl[1].2, tl[1].3),
+        ("black_hole", 148.891996, 148.89354)
+    );
+    assert_eq!(
+        tl.iter().filter(|s| s.0 == "black_hole").count(),
+        1,
+        "{tl:?}"
+    );
+}
+
+/// rule E4 (issue 23, point 6): a `d` flag is evidence of interrupts off only on an event that
+/// does not run with them off by construction. hog-300's last event before the overdue timer
+/// is its own `hrtimer_start` (always emitted under the timer base lock, so flagged `d`), then
+/// CPU0 is silent 500 us until the timer interrupt at 10.001400. cyclictest-100's timer:
+/// softexpires 10001000000 with now=10001401000 read at 10.001401 (clock = trace clock), due
+/// 10.001000. [10.001000, 10.001400) is a silence ending in the interrupt on a CPU showing
+/// interrupts and flags, with no other CPU traced: a black hole (400 us), not irqs_off. With
+/// the same event not being an hrtimer_start (a `kmem` event flagged `d`) it is irqs_off.
+#[test]
+fn a_d_flag_on_an_event_emitted_with_irqs_off_is_no_evidence() {
+    let trace = |last: &str| {
+        format!(
+            "      cyclictest-100   [000] d..1.    10.000000: hrtimer_start: hrtimer=00000000000000aa function=hrtimer_wakeup expires=10001000000 softexpires=10001000000 mode=ABS
+      cyclictest-100   [000] d..2.    10.000010: sched_switch: prev_comm=cyclictest prev_pid=100 prev_prio=19 prev_state=S ==> next_comm=hog next_pid=300 next_prio=120
+             hog-300   [000] .....    10.000500: tracing_mark_write: hogging
+             hog-300   [000] d..1.    10.000900: {last}
+             hog-300   [000] d.h1.    10.001400: local_timer_entry: vector=236
+             hog-300   [000] d.h1.    10.001401: hrtimer_expire_entry: hrtimer=00000000000000aa function=hrtimer_wakeup now=10001401000
+             hog-300   [000] d.h2.    10.001402: sched_waking: comm=cyclictest pid=100 prio=19 target_cpu=000
+             hog-300   [000] d.h3.    10.001403: sched_wakeup: comm=cyclictest pid=100 prio=19 target_cpu=000
+             hog-300   [000] d.h1.    10.001404: hrtimer_expire_exit: hrtimer=00000000000000aa
+             hog-300   [000] d.h1.    10.001405: local_timer_exit: vector=236
+             hog-300   [000] d..2.    10.001406: sched_switch: prev_comm=hog prev_pid=300 prev_prio=120 prev_state=R+ ==> next_comm=cyclictest next_pid=100 next_prio=19
+"
+        )
+    };
+    let own_timer = "hrtimer_start: hrtimer=00000000000000bb function=tick_nohz_handler expires=10004000000 softexpires=10004000000 mode=ABS";
+    let doc = explain_text(&trace(own_timer), ExplainOptions::default());
+    assert_eq!(doc["findings"][0]["expected_ts"], 10.001, "{doc:#}");
+    let tl = stretches(&doc);
+    assert_eq!(
+        (tl[0].0.as_str(), tl[0].2, tl[0].3),
+        ("black_hole", 10.001, 10.0014),
+        "{tl:?}"
+    );
+    assert!(tl.iter().all(|s| s.0 != "irqs_off"), "{tl:?}");
+
+    let kmem = "mm_page_alloc: page=0000000012345678 pfn=0x1234 order=0 migratetype=0 gfp_flags=GFP_ATOMIC";
+    let tl = stretches(&explain_text(&trace(kmem), ExplainOptions::default()));
+    assert_eq!(
+        (tl[0].0.as_str(), tl[0].2, tl[0].3),
+        ("irqs_off", 10.001, 10.0014),
+        "{tl:?}"
+    );
+}
+
+/// rule E3 (issue 23, point 4): a culprit's priority is its own, at the switch-in and at the
+/// switch-out. CPU1's lines from the lab's rt/hardirq run: cyclictest-191 is switched in at
+/// 4.903645 with next_prio=98 and out at 4.909091 with prev_prio=120: the "prio 98" reported
+/// was its own switch-in priority, inherited (it was already switched out at 98 on CPU0 at
+/// 4.903455, after rcuc/0 (98) was woken; the recording has no sched_pi_setprio events), and
+/// the boost ended while it held CPU1.
+/// ksoftirqd/1-35 (prio 120) is woken at 4.909056 and runs at 4.910912: 1856 us.
+/// - [4.909056, 4.909091) cyclictest-191: 98 outranks 120, 120 is the same rank: the two
+///   give different classes, so `unknown`, no culprit (35 us);
+/// - [4.909091, 4.909146) rcuc/1-33 (98): higher_priority 25 + 20 us around its SCHED
+///   softirq [4.909116, 4.909126) (10 us);
+/// - [4.909146, 4.910912) cyclictest-191 switched in and out at 120: fair_share 1766 us.
+#[test]
+fn a_priority_changed_while_holding_the_cpu_is_not_ranked() {
+    let trace = "\
+          <idle>-0       [001] d..2.     4.903645: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=cyclictest next_pid=191 next_prio=98
+      cyclictest-191     [001] d..2.     4.903824: sched_stat_runtime: comm=cyclictest pid=191 runtime=173235 [ns]
+      cyclictest-191     [001] dN.2.     4.903947: sched_stat_runtime: comm=cyclictest pid=191 runtime=130404 [ns]
+      cyclictest-191     [001] d..2.     4.904444: sched_stat_runtime: comm=cyclictest pid=191 runtime=487304 [ns]
+      cyclictest-191     [001] d.h..     4.908944: local_timer_entry: vector=236
+      cyclictest-191     [001] d.h..     4.908955: hrtimer_expire_entry: hrtimer=00000000c8e0229e function=tick_nohz_handler now=4881894977
+      cyclictest-191     [001] d.h2.     4.908976: sched_waking: comm=rcuc/1 pid=33 prio=98 target_cpu=001
+      cyclictest-191     [001] dNh3.     4.908998: sched_wakeup: comm=rcuc/1 pid=33 prio=98 target_cpu=001
+      cyclictest-191     [001] dNh1.     4.909007: sched_stat_runtime: comm=cyclictest pid=191 runtime=4572757 [ns]
+      cyclictest-191     [001] dNh..     4.909019: softirq_raise: vec=7 [action=SCHED]
+      cyclictest-191     [001] dNh..     4.909027: hrtimer_expire_exit: hrtimer=00000000c8e0229e
+      cyclictest-191     [001] dNh1.     4.909030: hrtimer_start: hrtimer=00000000c8e0229e function=tick_nohz_handler expires=4884000000 softexpires=4884000000 mode=ABS was_armed=0
+      cyclictest-191     [001] dNh..     4.909053: local_timer_exit: vector=236
+      cyclictest-191     [001] dN.2.     4.909056: sched_waking: comm=ksoftirqd/1 pid=35 prio=120 target_cpu=001
+      cyclictest-191     [001] dN.3.     4.909060: sched_stat_runtime: comm=cyclictest pid=191 runtime=54932 [ns]
+      cyclictest-191     [001] dN.3.     4.909070: sched_wakeup: comm=ksoftirqd/1 pid=35 prio=120 target_cpu=001
+      cyclictest-191     [001] d..2.     4.909091: sched_switch: prev_comm=cyclictest prev_pid=191 prev_prio=120 prev_state=R+ ==> next_comm=rcuc/1 next_pid=33 next_prio=98
+          rcuc/1-33      [001] ..s.2     4.909116: softirq_entry: vec=7 [action=SCHED]
+          rcuc/1-33      [001] ..s.2     4.909126: softirq_exit: vec=7 [action=SCHED]
+          rcuc/1-33      [001] d..2.     4.909132: sched_stat_runtime: comm=rcuc/1 pid=33 runtime=72346 [ns]
+          rcuc/1-33      [001] d..2.     4.909146: sched_switch: prev_comm=rcuc/1 prev_pid=33 prev_prio=98 prev_state=S ==> next_comm=cyclictest next_pid=191 next_prio=120
+      cyclictest-191     [001] d..2.     4.910885: sched_stat_runtime: comm=cyclictest pid=191 runtime=1746185 [ns]
+      cyclictest-191     [001] d..2.     4.910912: sched_switch: prev_comm=cyclictest prev_pid=191 prev_prio=120 prev_state=D ==> next_comm=ksoftirqd/1 next_pid=35 next_prio=120
+";
+    let doc = explain_text(
+        trace,
+        ExplainOptions {
+            pids: vec![35],
+            ..ExplainOptions::default()
+        },
+    );
+    let f = &doc["findings"][0];
+    assert_eq!(f["latency_us"], 1856.0, "{f:#}");
+    let got: Vec<(&str, &Value, f64, f64)> = f["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["kind"].as_str().unwrap(),
+                &s["culprit"],
+                s["start_ts"].as_f64().unwrap(),
+                s["end_ts"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    let rcuc = Value::from("rcuc/1-33");
+    let cyclictest = Value::from("cyclictest-191");
+    assert_eq!(
+        got,
+        [
+            ("unknown", &Value::Null, 4.909056, 4.909091),
+            ("higher_priority", &rcuc, 4.909091, 4.909116),
+            (
+                "softirq",
+                &Value::from("softirq 7 (SCHED)"),
+                4.909116,
+                4.909126
+            ),
+            ("higher_priority", &rcuc, 4.909126, 4.909146),
+            ("fair_share", &cyclictest, 4.909146, 4.910912),
+        ]
+    );
+    assert_eq!(
+        f["timeline"][0]["detail"],
+        "cyclictest-191 changed priority from 98 to 120 while holding CPU1 (priority inheritance, or sched_setscheduler): one ranks it differently from the other against ksoftirqd/1-35 (prio 120), and the trace does not show when it changed"
+    );
+    assert!(
+        f["timeline"][4]["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("cyclictest-191 (prio 120) had CPU1"),
+        "{f:#}"
+    );
+}
+
+/// rule E3: a task that makes itself SCHED_FIFO while it holds the CPU is judged by neither
+/// priority alone. app-400 is switched in at 120 and out at 49 (sched_setscheduler in
+/// between, not traced); kworker/0:1-50 (120) waits from its wake-up at 50.001000 to its
+/// switch-in at 50.014000, 13000 us behind it: 120 is fair_share, 49 higher_priority, so
+/// `unknown`. Switched out at 100 instead (a nice change), both are the normal rank:
+/// fair_share stands.
+#[test]
+fn a_task_made_fifo_while_it_runs_is_not_fair_share() {
+    let trace = |out: u32| {
+        format!(
+            "          <idle>-0     [000] d..2.    50.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=app next_pid=400 next_prio=120
+             app-400   [000] d..2.    50.001000: sched_waking: comm=kworker/0:1 pid=50 prio=120 target_cpu=000
+             app-400   [000] d..3.    50.001002: sched_wakeup: comm=kworker/0:1 pid=50 prio=120 target_cpu=000
+             app-400   [000] d..2.    50.014000: sched_switch: prev_comm=app prev_pid=400 prev_prio={out} prev_state=S ==> next_comm=kworker/0:1 next_pid=50 next_prio=120
+"
+        )
+    };
+    let opts = || ExplainOptions {
+        pids: vec![50],
+        ..ExplainOptions::default()
+    };
+    let tl = stretches(&explain_text(&trace(49), opts()));
+    assert_eq!(tl.len(), 1, "{tl:?}");
+    assert_eq!(
+        (tl[0].0.as_str(), tl[0].2, tl[0].3),
+        ("unknown", 50.001, 50.014)
+    );
+    assert!(
+        tl[0]
+            .4
+            .starts_with("app-400 changed priority from 120 to 49 while holding CPU0"),
+        "{tl:?}"
+    );
+    let tl = stretches(&explain_text(&trace(100), opts()));
+    assert_eq!(
+        (tl[0].0.as_str(), tl[0].2, tl[0].3),
+        ("fair_share", 50.001, 50.014)
+    );
+}
+
+/// rule E4 after the wake-up (issue 23, point 7): an open preemptirq `irq_disable` on the
+/// victim's queue CPU is `irqs_off` with its caller, not `preempt_off`. cyclictest-100 (19) is
+/// due at 20.001000 (softexpires 20001000000, now=20001001000 read at 20.001001) and woken on
+/// CPU1 at 20.001002 while printk_flood-2100 (120) runs; after the interrupt (exit 20.001005)
+/// printk_flood disables interrupts in console_unlock from 20.001010 to 20.001610, then
+/// switches (its __schedule irq_disable at 20.001612 is the switch's own) at 20.001620.
+/// 620 us: kernel_path 2 before + 3 after (its interrupt), preempt_off printk_flood 5 + 2 + 8
+/// = 15, irqs_off printk_flood 600 (console_unlock): root cause irqs_off.
+#[test]
+fn interrupts_off_after_the_wakeup_are_irqs_off_with_the_caller() {
+    let trace = "\
+      cyclictest-100   [001] d..1.    20.000000: hrtimer_start: hrtimer=00000000000000aa function=hrtimer_wakeup expires=20001000000 softexpires=20001000000 mode=ABS
+      cyclictest-100   [001] d..2.    20.000010: sched_switch: prev_comm=cyclictest prev_pid=100 prev_prio=19 prev_state=S ==> next_comm=printk_flood next_pid=2100 next_prio=120
+    printk_flood-2100  [001] d.h1.    20.001000: local_timer_entry: vector=236
+    printk_flood-2100  [001] d.h1.    20.001001: hrtimer_expire_entry: hrtimer=00000000000000aa function=hrtimer_wakeup now=20001001000
+    printk_flood-2100  [001] d.h2.    20.001002: sched_waking: comm=cyclictest pid=100 prio=19 target_cpu=001
+    printk_flood-2100  [001] dNh3.    20.001003: sched_wakeup: comm=cyclictest pid=100 prio=19 target_cpu=001
+    printk_flood-2100  [001] dNh1.    20.001004: hrtimer_expire_exit: hrtimer=00000000000000aa
+    printk_flood-2100  [001] dNh1.    20.001005: local_timer_exit: vector=236
+    printk_flood-2100  [001] dN.1.    20.001010: irq_disable: caller=console_unlock+0x1a/0x300 parent=0x0
+    printk_flood-2100  [001] dN.1.    20.001610: irq_enable: caller=console_unlock+0x9c/0x300 parent=0x0
+    printk_flood-2100  [001] dN.1.    20.001612: irq_disable: caller=__schedule+0x661/0x910 parent=0x0
+    printk_flood-2100  [001] d..2.    20.001620: sched_switch: prev_comm=printk_flood prev_pid=2100 prev_prio=120 prev_state=R+ ==> next_comm=cyclictest next_pid=100 next_prio=19
+";
+    let doc = explain_text(trace, ExplainOptions::default());
+    let f = &doc["findings"][0];
+    assert_eq!(
+        (&f["latency_us"], &f["root_cause"]),
+        (&Value::from(620.0), &Value::from("irqs_off")),
+        "{f:#}"
+    );
+    let mut got: Vec<(String, String, i64)> = components(f)
+        .into_iter()
+        .map(|(kind, phase, _, ns)| (kind, phase, ns))
+        .collect();
+    got.sort();
+    let want = [
+        ("irqs_off", "after_wakeup", 600_000),
+        ("kernel_path", "after_wakeup", 3_000),
+        ("kernel_path", "before_wakeup", 2_000),
+        ("preempt_off", "after_wakeup", 15_000),
+    ];
+    assert_eq!(
+        got,
+        want.map(|(k, p, ns)| (k.to_string(), p.to_string(), ns))
+    );
+    let off = f["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["kind"] == "irqs_off")
+        .unwrap();
+    assert_eq!(
+        (&off["start_ts"], &off["end_ts"], &off["culprit"]),
+        (
+            &Value::from(20.00101),
+            &Value::from(20.00161),
+            &Value::from("printk_flood-2100")
+        )
+    );
+    assert_eq!(
+        off["detail"],
+        "printk_flood-2100 disabled interrupts at console_unlock+0x1a/0x300 while cyclictest-100 (prio 19) was runnable on CPU1: it could not be preempted until they were enabled again"
+    );
+}
+
+/// rule E1's exception: timer slack stays `kernel_path` whatever its length. cyclictest-100
+/// armed its timer for softexpires 30.001000, expires 30.003000 (2 ms of slack); CPU0 idles
+/// until the timer interrupt at 30.002500 (now=30002501000 read at 30.002501: clock = trace
+/// clock). [30.001000, 30.002502), the slack and its own interrupt up to the waking, is one
+/// kernel_path stretch of 1502 us, over the 1 ms bound but allowed by the timer itself.
+#[test]
+fn timer_slack_is_kernel_path_beyond_the_bound() {
+    let trace = "\
+      cyclictest-100   [000] d..1.    30.000000: hrtimer_start: hrtimer=00000000000000aa function=hrtimer_wakeup expires=30003000000 softexpires=30001000000 mode=ABS
+      cyclictest-100   [000] d..2.    30.000010: sched_switch: prev_comm=cyclictest prev_pid=100 prev_prio=19 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120
+          <idle>-0     [000] d.h1.    30.002500: local_timer_entry: vector=236
+          <idle>-0     [000] d.h1.    30.002501: hrtimer_expire_entry: hrtimer=00000000000000aa function=hrtimer_wakeup now=30002501000
+          <idle>-0     [000] d.h2.    30.002502: sched_waking: comm=cyclictest pid=100 prio=19 target_cpu=000
+          <idle>-0     [000] dNh3.    30.002503: sched_wakeup: comm=cyclictest pid=100 prio=19 target_cpu=000
+          <idle>-0     [000] dNh1.    30.002504: hrtimer_expire_exit: hrtimer=00000000000000aa
+          <idle>-0     [000] dNh1.    30.002505: local_timer_exit: vector=236
+          <idle>-0     [000] d..2.    30.002510: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=cyclictest next_pid=100 next_prio=19
+";
+    let tl = stretches(&explain_text(trace, ExplainOptions::default()));
+    let (kind, _, start, end, detail) = &tl[0];
+    assert_eq!(
+        (kind.as_str(), *start, *end),
+        ("kernel_path", 30.001, 30.002502),
+        "{tl:?}"
+    );
+    assert!(detail.starts_with("its timer's slack"), "{detail}");
+}
+
+/// rule E3: a priority changed by priority inheritance (`sched_pi_setprio`, emitted by the
+/// waiter on another CPU) holds from that moment. rcu_worker-60 (89) is woken on CPU1 at
+/// 40.000100 while init-179 (120) runs there. At 40.000300 irq/25-162 on CPU0 boosts init to
+/// 49 (it holds a lock irq/25 wants), at 40.000600 init drops back to 120 itself, and it
+/// switches to rcu_worker at 40.000610 (prev_prio=120). 510 us: init at 120 is outranked by
+/// 89, so preempt_off 200 + 10 = 210 us; boosted to 49 it outranks 89: higher_priority 300 us.
+#[test]
+fn a_priority_inherited_while_running_holds_from_its_setprio() {
+    let trace = "\
+          <idle>-0     [001] d..2.    40.000000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=init next_pid=179 next_prio=120
+          <idle>-0     [000] d..2.    40.000050: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=irq/25 next_pid=162 next_prio=49
+            init-179   [001] dN.2.    40.000100: sched_waking: comm=rcu_worker pid=60 prio=89 target_cpu=001
+            init-179   [001] dN.3.    40.000101: sched_wakeup: comm=rcu_worker pid=60 prio=89 target_cpu=001
+          irq/25-162   [000] D..32    40.000300: sched_pi_setprio: comm=init pid=179 oldprio=120 newprio=49
+            init-179   [001] d..3.    40.000600: sched_pi_setprio: comm=init pid=179 oldprio=49 newprio=120
+            init-179   [001] d..2.    40.000610: sched_switch: prev_comm=init prev_pid=179 prev_prio=120 prev_state=R+ ==> next_comm=rcu_worker next_pid=60 next_prio=89
+";
+    let doc = explain_text(
+        trace,
+        ExplainOptions {
+            pids: vec![60],
+            ..ExplainOptions::default()
+        },
+    );
+    let got: Vec<(String, f64, f64)> = stretches(&doc)
+        .into_iter()
+        .map(|(kind, _, start, end, _)| (kind, start, end))
+        .collect();
+    let want = [
+        ("preempt_off", 40.0001, 40.0003),
+        ("higher_priority", 40.0003, 40.0006),
+        ("preempt_off", 40.0006, 40.00061),
+    ];
+    assert_eq!(got, want.map(|(k, a, b)| (k.to_string(), a, b)));
+    assert_eq!(doc["findings"][0]["root_cause"], "higher_priority");
+}

@@ -69,4 +69,56 @@ impl<'a> Event<'a> {
     pub fn fields(&self) -> Fields<'a> {
         Fields::new(self.payload)
     }
+
+    /// `sched_pi_setprio`: the task whose priority priority inheritance changed, and its new
+    /// priority (the event is emitted by whoever changes it, often on another CPU).
+    pub fn pi_setprio(&self) -> Option<(i32, i32)> {
+        if self.name != "sched_pi_setprio" {
+            return None;
+        }
+        let f = self.fields();
+        Some((f.get_i64("pid")? as i32, f.get_i64("newprio")? as i32))
+    }
+
+    /// Whether the kernel emits this event with interrupts disabled whatever the code around
+    /// it does (it holds the runqueue or timer-base lock, or runs in interrupt context), so
+    /// its `d` flag is no evidence that the task had interrupts off. The one list of them
+    /// (rule E4 of issue 23): scheduler, timer, hrtimer and queued-work events, softirq
+    /// raises, and everything in interrupt context.
+    pub fn irqs_off_by_construction(&self) -> bool {
+        const NAMES: [&str; 15] = [
+            "sched_switch",
+            "sched_waking",
+            "sched_wakeup",
+            "sched_wakeup_new",
+            "sched_migrate_task",
+            "sched_pi_setprio",
+            "hrtimer_start",
+            "hrtimer_cancel",
+            "hrtimer_init",
+            "timer_start",
+            "timer_cancel",
+            "timer_init",
+            "workqueue_queue_work",
+            "workqueue_activate_work",
+            "softirq_raise",
+        ];
+        const PREFIXES: [&str; 6] = [
+            "sched_stat_",
+            "timer_expire_",
+            "hrtimer_expire_",
+            "irq_",
+            "softirq_",
+            "local_timer_",
+        ];
+        self.flags.hardirq
+            || self.flags.softirq
+            || self.flags.nmi
+            || matches!(
+                self.kind,
+                EventKind::IrqVectorEntry(_) | EventKind::IrqVectorExit(_)
+            )
+            || NAMES.contains(&self.name)
+            || PREFIXES.iter().any(|p| self.name.starts_with(p))
+    }
 }

@@ -26,6 +26,41 @@ pub fn relation_holds(kind: &str, x: i32, p: i32) -> bool {
     }
 }
 
+/// Whether an event is emitted with interrupts off whatever the task does (rule E4 of issue
+/// 23), so its `d` flag proves nothing: the scheduler's, timer and hrtimer bookkeeping,
+/// queued work, softirq raises, and anything in interrupt context (`hard`, `soft`; the x86
+/// irq_vectors events are flagged hard-IRQ).
+pub fn irqs_off_by_construction(name: &str, hard: bool, soft: bool) -> bool {
+    let exact = [
+        "sched_switch",
+        "sched_waking",
+        "sched_wakeup",
+        "sched_wakeup_new",
+        "sched_migrate_task",
+        "sched_pi_setprio",
+        "hrtimer_start",
+        "hrtimer_cancel",
+        "hrtimer_init",
+        "timer_start",
+        "timer_cancel",
+        "timer_init",
+        "workqueue_queue_work",
+        "workqueue_activate_work",
+        "softirq_raise",
+    ];
+    let interrupt = [
+        "irq_",
+        "softirq_",
+        "local_timer_",
+        "timer_expire_",
+        "hrtimer_expire_",
+    ];
+    hard || soft
+        || exact.contains(&name)
+        || name.starts_with("sched_stat_")
+        || interrupt.iter().any(|p| name.starts_with(p))
+}
+
 /// How many wake-ups the rhythm rule looks at: the one judged and the nine before it.
 pub const RHYTHM_WAKEUPS: usize = 10;
 

@@ -30,7 +30,9 @@
 //!   wake-up of that task still pending ended unrecorded, and is dropped.
 
 use super::model::{fmt_ts, near, Finding, Stretch, Violation, TOL};
-use super::rules::{irq_culprit, period_due, relation_holds, IrqCulprit, RHYTHM_WAKEUPS};
+use super::rules::{
+    irq_culprit, irqs_off_by_construction, period_due, relation_holds, IrqCulprit, RHYTHM_WAKEUPS,
+};
 use rtsleuth_core::event::{Event, EventKind};
 use rtsleuth_core::read::{Decode, EventSink};
 use std::collections::{HashMap, VecDeque};
@@ -105,6 +107,8 @@ struct Task {
     on_cpu: Option<u32>,
     prio: Option<i32>,
     armed: Option<u64>,
+    /// Its `expires - softexpires`: how late the kernel may fire it by design.
+    armed_slack: u64,
     starts: VecDeque<u64>,
     pending: Option<Pending>,
     /// A `sched_waking` came while it ran (not in place): its switch-out asleep starts the
@@ -119,6 +123,7 @@ struct Task {
 #[derive(Debug, Clone, Copy)]
 struct TimerProof {
     armed: Option<u64>,
+    slack: u64,
     expire: Option<(u64, bool)>,
 }
 
@@ -157,7 +162,13 @@ struct Job {
     check: Check,
     failed: bool,
     prio_before: Option<i32>,
-    prio_after: Option<i32>,
+    /// The culprit's prio at its switch-out at or after the end, and when.
+    prio_after: Option<(i32, u64)>,
+    /// Priorities priority inheritance gave the culprit inside the stretch.
+    prio_inside: Vec<i32>,
+    /// Priority inheritance changed the culprit's prio after the start: its switch-out
+    /// no longer tells the prio it had here.
+    prio_reset: bool,
     candidates: Vec<u64>,
     /// The frame closed here (and why); another matching one may open at the same time.
     gap: Option<(u64, String)>,
@@ -165,6 +176,8 @@ struct Job {
     since: u64,
     /// A black hole began while a task (not idle) held its CPU.
     busy: Option<i32>,
+    /// The CPU's first event at or after the end was judged (black holes).
+    end_judged: bool,
 }
 
 #[derive(Debug, Default)]
@@ -189,6 +202,9 @@ struct Cpu {
     active: Vec<usize>,
     awaiting: Vec<usize>,
 }
+
+/// The longest `kernel_path` stretch (rule E1 of issue 23).
+const KERNEL_PATH_MAX_NS: u64 = 1_000_000;
 
 /// The second pass over a trace: feed it the events, then [`Referee::finish`].
 pub struct Referee<'f> {
@@ -252,11 +268,14 @@ impl<'f> Referee<'f> {
                         failed: false,
                         prio_before: None,
                         prio_after: None,
+                        prio_inside: Vec::new(),
+                        prio_reset: false,
                         candidates: Vec::new(),
                         gap: None,
                         evidence: false,
                         since: 0,
                         busy: None,
+                        end_judged: false,
                     });
                 }
             }
@@ -390,7 +409,9 @@ impl<'f> Referee<'f> {
                         );
                     }
                     if matches!(self.jobs[j].check, Check::IrqsOff { .. }) {
-                        self.jobs[j].evidence = self.cpus[c as usize].irq_disabled_by == Some(x);
+                        // Whoever opened it: `__schedule` opens it in the task switched out, and
+                        // the task switched in closes it.
+                        self.jobs[j].evidence = self.cpus[c as usize].irq_disabled_by.is_some();
                     }
                 }
                 Check::Irq { ty, culprit } => {
@@ -459,7 +480,7 @@ impl<'f> Referee<'f> {
                             j,
                             "irqs_off",
                             format!(
-                                "no evidence: no open irq_disable by {x} at the start, and neither the last task-context event nor the last one outside hard-IRQ context up to the end ({last:?}) is {x}'s with `d`"
+                                "no evidence: no open irq_disable on the CPU at the start, and neither the last task-context event nor the last one outside hard-IRQ context up to the end ({last:?}) is {x}'s with `d`"
                             ),
                         );
                     }
@@ -468,6 +489,43 @@ impl<'f> Referee<'f> {
                     self.cpus[c as usize].awaiting.push(j);
                 }
                 _ => {}
+            }
+        }
+    }
+
+    /// A black hole's CPU must come back with an interrupt arriving, unless the hole ends at
+    /// the wake-up: `ev` is the CPU's first event at or after the end of the holes it closes.
+    fn judge_black_hole_end(&mut self, ev: &Event<'_>) {
+        let arriving = ev.flags.hardirq
+            || matches!(ev.name, "irq_handler_entry" | "hrtimer_expire_entry")
+            || matches!(ev.kind, EventKind::IrqVectorEntry(_))
+            || (ev.name == "irq_disable"
+                && ev
+                    .fields()
+                    .get("caller")
+                    .is_some_and(|c| c.starts_with("irqentry_enter")));
+        let c = ev.cpu as usize;
+        for k in 0..self.cpus[c].active.len() {
+            let j = self.cpus[c].active[k];
+            let job = &mut self.jobs[j];
+            if !matches!(job.check, Check::BlackHole) || job.end_judged || ev.ts + TOL < job.end {
+                continue;
+            }
+            job.end_judged = true;
+            let at_wakeup = self.findings[job.fi].wakeup.abs_diff(job.end) <= TOL;
+            if !arriving && !at_wakeup {
+                self.job_fail(
+                    j,
+                    "black_hole",
+                    format!(
+                        "CPU{c} came back at {} with {}-{} {} (flags {:?}), not an interrupt arriving",
+                        fmt_ts(ev.ts),
+                        ev.comm,
+                        ev.pid,
+                        ev.name,
+                        ev.flags
+                    ),
+                );
             }
         }
     }
@@ -575,12 +633,12 @@ impl<'f> Referee<'f> {
 
     /// Another task's switch-in on `c`: the stretches waiting for their culprit's switch-out
     /// learn its priority there, if it is this switch.
-    fn resolve_awaiting(&mut self, c: u32, prev: Option<(i32, i32)>) {
+    fn resolve_awaiting(&mut self, c: u32, ts: u64, prev: Option<(i32, i32)>) {
         let waiting = std::mem::take(&mut self.cpus[c as usize].awaiting);
         for j in waiting {
             if let (Check::Task { x }, Some((pid, prio))) = (&self.jobs[j].check, prev) {
                 if *x == pid {
-                    self.jobs[j].prio_after = Some(prio);
+                    self.jobs[j].prio_after = Some((prio, ts));
                 }
             }
         }
@@ -672,7 +730,7 @@ impl<'f> Referee<'f> {
             t.starts.pop_front();
         }
         t.after.clear();
-        let armed = t.armed;
+        let (armed, slack) = (t.armed, t.armed_slack);
         let starts: Vec<u64> = t.starts.iter().copied().collect();
         let in_place = in_place && t.on_cpu == Some(c);
         t.pending = Some(Pending {
@@ -691,7 +749,11 @@ impl<'f> Referee<'f> {
         for fi in fis {
             let st = &mut self.fs[fi];
             st.start_seen = true;
-            st.timer = Some(TimerProof { armed, expire });
+            st.timer = Some(TimerProof {
+                armed,
+                slack,
+                expire,
+            });
             if self.findings[fi].source == "period" {
                 st.period = Some(period_due(&starts));
             }
@@ -717,14 +779,39 @@ impl<'f> Referee<'f> {
     }
 
     /// Applies one event to the walk's state (the pairing and the CPU's state).
+    /// `sched_pi_setprio`: the task's prio from now on, whatever CPU it runs on.
+    fn pi_setprio(&mut self, ev: &Event<'_>) {
+        let f = ev.fields();
+        let (Some(pid), Some(prio)) = (f.get_i64("pid"), f.get_i64("newprio")) else {
+            return;
+        };
+        let (pid, prio, ts) = (pid as i32, prio as i32, ev.ts);
+        self.task(pid).prio = Some(prio);
+        for job in &mut self.jobs {
+            if !matches!(job.check, Check::Task { x } if x == pid)
+                || ts + TOL < job.start
+                || job.prio_after.is_some()
+            {
+                continue;
+            }
+            job.prio_reset = true;
+            if job.start + TOL < ts && ts + TOL < job.end {
+                job.prio_inside.push(prio);
+            }
+        }
+    }
+
     fn apply(&mut self, ev: &Event<'_>) {
         let c = ev.cpu;
         let ts = ev.ts;
         let p = ev.pid;
+        if ev.name == "sched_pi_setprio" {
+            self.pi_setprio(ev);
+        }
         // The event's task is its CPU's current task.
         let current = self.cpus[c as usize].current;
         if current != Some(p) {
-            self.resolve_awaiting(c, None);
+            self.resolve_awaiting(c, 0, None);
             self.set_current(c, p, ts);
             if current.is_none() && p != 0 {
                 // Already running where this CPU's history begins: its switch-in was never
@@ -759,11 +846,14 @@ impl<'f> Referee<'f> {
                 }
             }
         }
-        if ev.flags.known && !ev.flags.hardirq && !ev.flags.nmi {
+        let evidence = !irqs_off_by_construction(ev.name, ev.flags.hardirq, ev.flags.softirq);
+        if ev.flags.known && !ev.flags.hardirq && !ev.flags.nmi && evidence {
             self.cpus[c as usize].last_not_hard = Some((ts, p, ev.flags.irqs_off));
         }
-        if is_task_ctx(ev) {
+        if is_task_ctx(ev) && evidence {
             self.cpus[c as usize].last_task_ctx = Some((ts, p, ev.flags.irqs_off));
+        }
+        if is_task_ctx(ev) {
             self.cpus[c as usize].stack.clear();
             let resumes = self
                 .tasks
@@ -800,12 +890,12 @@ impl<'f> Referee<'f> {
                 if next_prio.is_some() {
                     self.task(next_pid).prio = next_prio;
                 }
-                self.resolve_awaiting(c, prev_prio.map(|p| (prev_pid, p)));
+                self.resolve_awaiting(c, ts, prev_prio.map(|p| (prev_pid, p)));
                 for k in 0..self.cpus[c as usize].active.len() {
                     let j = self.cpus[c as usize].active[k];
                     if matches!(self.jobs[j].check, Check::Task { x } if x == prev_pid) {
                         if let Some(p) = prev_prio {
-                            self.jobs[j].prio_after.get_or_insert(p);
+                            self.jobs[j].prio_after.get_or_insert((p, ts));
                         }
                     }
                 }
@@ -914,8 +1004,15 @@ impl<'f> Referee<'f> {
             EventKind::IrqDisable { .. } => self.cpus[c as usize].irq_disabled_by = Some(p),
             EventKind::IrqEnable { .. } => self.cpus[c as usize].irq_disabled_by = None,
             EventKind::HrtimerStart {
-                hrtimer, function, ..
-            } if function == "hrtimer_wakeup" && p != 0 => self.task(p).armed = Some(hrtimer),
+                hrtimer,
+                function,
+                softexpires,
+                expires,
+            } if function == "hrtimer_wakeup" && p != 0 => {
+                let t = self.task(p);
+                t.armed = Some(hrtimer);
+                t.armed_slack = expires.saturating_sub(softexpires);
+            }
             EventKind::Marker { text, .. } => {
                 let x = threshold_x(text);
                 let after = self
@@ -1018,6 +1115,7 @@ impl<'f> Referee<'f> {
         for fi in 0..self.findings.len() {
             self.judge_wakeup(fi);
             self.judge_due(fi);
+            self.judge_kernel_path(fi);
         }
         for j in 0..self.jobs.len() {
             self.judge_priority(j);
@@ -1117,6 +1215,31 @@ impl<'f> Referee<'f> {
         }
     }
 
+    /// `kernel_path` is the wake-up's own path: at most [`KERNEL_PATH_MAX_NS`], except the
+    /// slack of the task's own timer before the wake-up.
+    fn judge_kernel_path(&mut self, fi: usize) {
+        let f = &self.findings[fi];
+        let slack_end = match (f.source.as_str(), f.expected, self.fs[fi].timer) {
+            ("timer", Some(due), Some(t)) => due + t.slack,
+            _ => 0,
+        };
+        let bad: Vec<(usize, String)> = (f.stretches.iter().enumerate())
+            .filter(|(_, s)| s.kind == "kernel_path" && s.end - s.start > KERNEL_PATH_MAX_NS + TOL)
+            .filter(|(_, s)| !(s.phase == "before_wakeup" && s.end <= slack_end + TOL))
+            .map(|(si, s)| {
+                let why = format!(
+                    "kernel_path of {} ns, over the 1 ms bound and not the timer's slack (up to {})",
+                    s.end - s.start,
+                    fmt_ts(slack_end)
+                );
+                (si, why)
+            })
+            .collect();
+        for (si, why) in bad {
+            self.violation("kernel_path", fi, Some(si), why);
+        }
+    }
+
     fn judge_due(&mut self, fi: usize) {
         let f = &self.findings[fi];
         let st = &self.fs[fi];
@@ -1135,6 +1258,7 @@ impl<'f> Referee<'f> {
                     Some(TimerProof {
                         armed: Some(armed),
                         expire: Some((fired, true)),
+                        ..
                     }),
                 ) if armed == fired => None,
                 (_, t) => Some(format!(
@@ -1192,14 +1316,22 @@ impl<'f> Referee<'f> {
         let Some(p) = self.fs[job.fi].victim_prio else {
             return; // the wake-up rule reports it
         };
-        let ok = [job.prio_before, job.prio_after]
-            .into_iter()
-            .flatten()
-            .any(|xp| relation_holds(kind, xp, p));
+        let run = self.findings[job.fi].run;
+        let after = (job
+            .prio_after
+            .filter(|&(_, t)| t <= run + TOL && !job.prio_reset))
+        .map(|(xp, _)| xp);
+        let mut known: Vec<i32> = [job.prio_before, after].into_iter().flatten().collect();
+        known.extend(&job.prio_inside);
+        if known.is_empty() {
+            // Its only printed priority is a later switch-out's.
+            known.extend(job.prio_after.map(|(xp, _)| xp));
+        }
+        let ok = !known.is_empty() && known.iter().all(|&xp| relation_holds(kind, xp, p));
         if !ok {
             let why = format!(
-                "{kind}: culprit {x} has prio {:?} before the stretch / {:?} at its switch-out, the victim prio {p}",
-                job.prio_before, job.prio_after
+                "{kind}: culprit {x} has prio {:?} before the stretch / {:?} inside / {:?} at its switch-out, the victim prio {p}",
+                job.prio_before, job.prio_inside, job.prio_after
             );
             let (fi, si) = (job.fi, job.si);
             self.violation("priority", fi, Some(si), why);
@@ -1226,6 +1358,7 @@ impl EventSink for Referee<'_> {
         }
         // Stretches that began (and perhaps ended) before this event see the CPU as it was.
         self.activate(c, Some(ev.ts));
+        self.judge_black_hole_end(ev);
         self.finalize(c, Some(ev.ts));
         self.check_before(ev);
         self.apply(ev);
@@ -1248,7 +1381,7 @@ impl EventSink for Referee<'_> {
             None => (0..self.cpus.len() as u32).collect(),
         };
         for c in cpus {
-            self.resolve_awaiting(c, None);
+            self.resolve_awaiting(c, 0, None);
             let cpu = &mut self.cpus[c as usize];
             cpu.loss_from = Some(cpu.last_ts.unwrap_or(0));
             let was = cpu.current.take();

@@ -6,7 +6,8 @@
 //! timer was overdue means its interrupt came late. Each claim needs its evidence:
 //! - `irqs_off` when the trace shows interrupts disabled (a `preemptirq` section still open, or
 //!   the task's last event before that time flagged `d`);
-//! - `black_hole` only for a silence (no event at all on the CPU) when the due time is proven
+//! - `black_hole` only for a silence (no event at all on the CPU) that ends with an interrupt
+//!   arriving (or with the wake-up), when the due time is proven
 //!   (timer or cyclictest mark), the trace shows this CPU's interrupts, and interrupts were on
 //!   as far as the flags show; and, when a task (not idle) held the CPU and the recording has
 //!   no `preemptirq` irq_disable/enable to prove interrupts stayed on, only when no other CPU
@@ -19,8 +20,11 @@
 //!
 //! After the wake-up, the CPU the task was queued on is examined: a task the scheduler must
 //! prefer ([`super::rank`]) is `higher_priority`, one of the same rank `fair_share`, one the
-//! victim strictly outranks that kept the CPU `preempt_off`; other interrupts `hardirq` and
-//! `softirq`. Every nanosecond lands in exactly one stretch; what the history does not cover is
+//! victim strictly outranks that kept the CPU `preempt_off` (`irqs_off` with its caller while a
+//! `preemptirq` irq_disable was open), each by the task's own priority:
+//! a task switched out with a priority that ranks differently from the one it was switched in
+//! with, or whose priority (or pid) the trace never printed, is `unknown`, with no culprit;
+//! other interrupts `hardirq` and `softirq`. Every nanosecond lands in exactly one stretch; what the history does not cover is
 //! `unknown`.
 
 use super::cause::{Cause, Phase};
@@ -34,6 +38,13 @@ use std::cmp::Ordering;
 /// A stretch shorter than this, of an overdue timer or of a lower-priority task keeping the
 /// CPU, is the ordinary cost of interrupt delivery or of reaching the switch, not a cause.
 pub const MIN_CAUSE_NS: u64 = 10_000;
+
+/// The longest stretch that may be called `kernel_path`. The wake-up path (interrupt entry,
+/// callback, reschedule IPI, leaving idle, reaching the switch) costs microseconds; a CPU that
+/// stays in it for milliseconds was held by something the trace does not show (a vCPU the
+/// hypervisor did not run, a deep idle state), so longer is `unknown`. Timer slack is exempt:
+/// the timer's own `expires=` proves the kernel was allowed that time.
+pub const KERNEL_PATH_MAX_NS: u64 = 1_000_000;
 
 /// The wake-up being explained.
 #[derive(Debug, Clone)]
@@ -115,17 +126,33 @@ pub fn decompose(
     pieces
 }
 
-/// A task the victim outranks that got out of the way within [`MIN_CAUSE_NS`] in all was only
-/// on its way to the switch.
+/// Stretches of the joined timeline that would be `kernel_path` but last longer than
+/// [`KERNEL_PATH_MAX_NS`] are `unknown`: the trace does not show what held the CPU that long.
+pub fn bound_kernel_path(timeline: &mut [Component]) {
+    for c in timeline.iter_mut().filter(|c| {
+        c.cause == Cause::KernelPath && c.ns > KERNEL_PATH_MAX_NS && c.note != Note::TimerSlack
+    }) {
+        c.cause = Cause::Unknown;
+        c.note = Note::PathOverBound {
+            idle: c.note == Note::IdleExit,
+        };
+    }
+}
+
+/// A task the victim outranks that got out of the way within [`MIN_CAUSE_NS`] in all (with
+/// preemption or interrupts off) was only on its way to the switch.
 fn brief_preemption_is_the_path(pieces: &mut [Component]) {
+    let held = |p: &Component| {
+        p.cause == Cause::PreemptOff || p.cause == Cause::IrqsOff && p.phase == Phase::AfterWakeup
+    };
     let mut totals: Vec<(Option<Culprit>, u64)> = Vec::new();
-    for p in pieces.iter().filter(|p| p.cause == Cause::PreemptOff) {
+    for p in pieces.iter().filter(|p| held(p)) {
         match totals.iter_mut().find(|(c, _)| *c == p.culprit) {
             Some((_, ns)) => *ns += p.ns,
             None => totals.push((p.culprit, p.ns)),
         }
     }
-    for p in pieces.iter_mut().filter(|p| p.cause == Cause::PreemptOff) {
+    for p in pieces.iter_mut().filter(|p| held(p)) {
         if totals
             .iter()
             .any(|(c, ns)| *c == p.culprit && *ns < MIN_CAUSE_NS)
@@ -281,8 +308,8 @@ impl Judge<'_> {
         }
         let task = Some(Culprit::Task(pid));
         if let Some(caller) = s.irqs_off_at {
-            if self.names.get(caller).starts_with("irqentry_enter") {
-                // Interrupts went off because the interrupt arrived: this is its entry.
+            if is_path_caller(self.names, caller) {
+                // Interrupts went off because the interrupt arrived (its entry), or to switch.
                 return (Cause::KernelPath, None, Note::InterruptDelivery);
             }
             return (Cause::IrqsOff, task, Note::IrqsOffCaller(caller));
@@ -297,19 +324,39 @@ impl Judge<'_> {
                 (Cause::IrqsOff, task, Note::IrqsOffFlag)
             }
             Part::Silent if self.win.proven && tl.irqs_traced && (pid == 0 || tl.flags_known) => {
-                if pid == 0 {
-                    (Cause::BlackHole, None, Note::IdleLate)
-                } else if !tl.irq_toggles_traced && others_traced() {
-                    (
-                        Cause::Unknown,
-                        None,
-                        Note::SilenceWhileOthersRan { from, to },
-                    )
-                } else {
-                    (Cause::BlackHole, None, Note::NoEvents { from, to })
-                }
+                self.silence(tl, s, pid, (from, to), others_traced)
             }
             Part::Silent => (Cause::Unknown, None, Note::SilenceUnproven),
+        }
+    }
+
+    /// No event at all while the timer was overdue, on a CPU whose interrupts and flags show.
+    fn silence(
+        &self,
+        tl: &CpuTimeline,
+        s: &Stretch,
+        pid: i32,
+        (from, to): (Timestamp, Timestamp),
+        others_traced: &dyn Fn() -> bool,
+    ) -> (Cause, Option<Culprit>, Note) {
+        // A black hole ends with the interrupt it held back (or the wake-up itself); a CPU
+        // that went on in task context was visibly running Linux.
+        if to != self.w.wakeup && !(to == s.end && s.ended_by_interrupt) {
+            let irqs_on = s.ended_irqs_on;
+            let note = Note::SilenceThenTask {
+                pid,
+                from,
+                to,
+                irqs_on,
+            };
+            (Cause::Unknown, None, note)
+        } else if pid == 0 {
+            (Cause::BlackHole, None, Note::IdleLate)
+        } else if !tl.irq_toggles_traced && others_traced() {
+            let note = Note::SilenceWhileOthersRan { from, to };
+            (Cause::Unknown, None, note)
+        } else {
+            (Cause::BlackHole, None, Note::NoEvents { from, to })
         }
     }
 
@@ -332,20 +379,109 @@ impl Judge<'_> {
             need_resched: s.need_resched,
             preempt_off_at: s.preempt_off_at,
         };
-        let culprit = Some(Culprit::Task(pid));
-        let Some(prio) = prio else {
-            return (Cause::Unknown, culprit, note);
+        // A task the trace does not name (a placeholder pid) or whose priority it never
+        // printed cannot be ranked against the victim.
+        let Some(prio) = prio.filter(|_| pid > 0) else {
+            return (Cause::Unknown, None, Note::Unranked { pid });
         };
-        let cause = match rank::compare(prio, self.w.prio) {
+        let cause = self.class(prio);
+        if let Some(out) = s.prio_out.filter(|&out| self.class(out) != cause) {
+            let note = Note::PrioChanged {
+                pid,
+                from: prio,
+                to: out,
+            };
+            return (Cause::Unknown, None, note);
+        }
+        let culprit = Some(Culprit::Task(pid));
+        let irqs_off_at = s.irqs_off_at.filter(|&c| !is_path_caller(self.names, c));
+        match irqs_off_at.filter(|_| cause == Cause::PreemptOff) {
+            // Not even an interrupt could make it switch: interrupts were off, at this caller.
+            Some(caller) => (Cause::IrqsOff, culprit, Note::IrqsOffCaller(caller)),
+            None => (cause, culprit, note),
+        }
+    }
+
+    /// The ranked class of a task of priority `prio` keeping the victim waiting.
+    fn class(&self, prio: i32) -> Cause {
+        match rank::compare(prio, self.w.prio) {
             Ordering::Greater => Cause::HigherPriority,
             Ordering::Equal => Cause::FairShare,
             Ordering::Less => Cause::PreemptOff,
-        };
-        (cause, culprit, note)
+        }
     }
+}
+
+/// Interrupts turned off by the path itself: the entry of an arriving interrupt, or the
+/// scheduler switching tasks.
+fn is_path_caller(names: &Names, caller: NameId) -> bool {
+    let name = names.get(caller);
+    name.starts_with("irqentry_enter") || name.starts_with("__schedule")
 }
 
 /// The reschedule IPI is how a wake-up on another CPU makes this one switch: part of the path.
 fn is_resched(names: &Names, name: NameId) -> bool {
     names.get(name) == "reschedule"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rule E3 of issue 23 (point 8): a task whose priority the trace never printed, or the
+    /// placeholder a Perfetto trace shows before a CPU's first switch (pid -1, prio -1, which
+    /// would otherwise rank as SCHED_DEADLINE), is never the culprit of a ranked class.
+    #[test]
+    fn an_unranked_task_is_never_a_ranked_culprit() {
+        let names = Names::default();
+        let w = WakeUp {
+            pid: 100,
+            prio: 19,
+            wakeup: 1_000,
+            waker_cpu: 0,
+            context: WakeContext::default(),
+            own_timer: None,
+            slack_until: None,
+            queue: vec![(0, 1_000)],
+        };
+        let win = Window {
+            from: 1_000,
+            run: 5_000,
+            run_cpu: 0,
+            proven: false,
+            run_traced: true,
+        };
+        let judge = Judge {
+            names: &names,
+            w: &w,
+            win,
+        };
+        let held_by = |pid, prio| Stretch {
+            start: 0,
+            end: 5_000,
+            activity: Activity::Task { pid, prio },
+            last_event: 0,
+            last_irqs_off: false,
+            irqs_on_seen: false,
+            ended_irqs_on: false,
+            ended_by_interrupt: false,
+            need_resched: false,
+            irqs_off_at: None,
+            preempt_off_at: None,
+            prio_out: None,
+        };
+        for (pid, prio) in [(-1, Some(-1)), (-1, Some(0)), (7, None)] {
+            assert_eq!(
+                judge.waiting(&held_by(pid, prio), Part::Silent),
+                (Cause::Unknown, None, Note::Unranked { pid }),
+                "pid {pid} prio {prio:?}"
+            );
+        }
+        // A task with its own printed priority is ranked as before.
+        let (cause, culprit, _) = judge.waiting(&held_by(7, Some(9)), Part::Silent);
+        assert_eq!(
+            (cause, culprit),
+            (Cause::HigherPriority, Some(Culprit::Task(7)))
+        );
+    }
 }

@@ -74,10 +74,29 @@ pub enum Note {
         need_resched: bool,
         preempt_off_at: Option<NameId>,
     },
+    /// No events in `[from, to]`, then the CPU went on in task context (`pid`'s, with
+    /// interrupts on when `irqs_on`), not in an interrupt: it was running Linux, and the trace
+    /// does not show why the overdue timer's interrupt came late.
+    SilenceThenTask {
+        pid: i32,
+        from: Timestamp,
+        to: Timestamp,
+        irqs_on: bool,
+    },
+    /// The task was switched in with priority `from` and out with `to`, which rank it
+    /// differently against the victim: which held when is not in the trace.
+    PrioChanged { pid: i32, from: i32, to: i32 },
+    /// A task held the CPU whose priority the trace never printed, or a placeholder for a task
+    /// it does not name (a negative pid): it cannot be ranked against the victim.
+    Unranked { pid: i32 },
     /// Nothing is known about the CPU here (before its first event, or events were lost).
     NoHistory,
     /// Older than the CPU's look-back window.
     OutsideWindow,
+    /// What would be the wake-up path (its interrupt, the reschedule IPI, leaving idle,
+    /// reaching the switch) lasted longer than [`super::decompose::KERNEL_PATH_MAX_NS`];
+    /// `idle` when the CPU was idle all along.
+    PathOverBound { idle: bool },
 }
 
 /// Time of one kind, one phase and one culprit. Pieces of the same kind, phase and culprit

@@ -49,7 +49,7 @@ use crate::analyze::names::Names;
 use crate::analyze::wakeups::{RunAt as WakeEnd, Step, Wake, Wakeups};
 use crate::event::{Event, EventKind, Timestamp};
 use crate::read::{Decode, EventSink};
-use decompose::{decompose, WakeUp, Window, MIN_CAUSE_NS};
+use decompose::{bound_kernel_path, decompose, WakeUp, Window, MIN_CAUSE_NS};
 use finding::{join_neighbours, merge, Evidence, Finding, RunAt};
 use rustc_hash::FxHashMap as HashMap;
 use timeline::CpuTimeline;
@@ -286,7 +286,8 @@ impl Explain {
             proven: matches!(source, Source::Timer | Source::Tracemark),
             run_traced: run_at != RunAt::Wake(WakeEnd::Inferred),
         };
-        let timeline = join_neighbours(decompose(&self.cpus, &self.names, wake, window));
+        let mut timeline = join_neighbours(decompose(&self.cpus, &self.names, wake, window));
+        bound_kernel_path(&mut timeline);
         if source == Source::Period && unexplained_before_wakeup(&timeline) {
             // An estimated due time is worth stating only where the trace shows what delayed
             // the wake-up; otherwise the lateness would be a guess about a guess.
@@ -406,6 +407,12 @@ impl EventSink for Explain {
         timeline(&mut self.cpus, ev.cpu, ev.ts)
             .on_event(ev, &mut self.names, |pid| prios.get(&pid).copied());
         for (pid, prio) in ev.kind.task_prios().into_iter().flatten() {
+            self.prios.insert(pid, prio);
+        }
+        if let Some((pid, prio)) = ev.pi_setprio() {
+            for tl in self.cpus.iter_mut().flatten() {
+                tl.set_prio(pid, prio, ev.ts);
+            }
             self.prios.insert(pid, prio);
         }
         let mut steps = std::mem::take(&mut self.steps);

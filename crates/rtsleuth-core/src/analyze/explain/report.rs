@@ -1,6 +1,7 @@
 //! The `explain` report: per finding a verdict and a timeline ladder, then the aggregate.
 
 use super::cause::{Cause, Phase, Source};
+use super::decompose::KERNEL_PATH_MAX_NS;
 use super::finding::{Component, Culprit, Evidence, Finding, Note, RunAt};
 use super::period::INTERVALS;
 use super::victim::{aggregate_into, Aggregate, Spikes};
@@ -312,6 +313,11 @@ impl Explain {
             Note::IrqsOffFlag => format!(
                 "{who} ran with interrupts disabled (last event flagged d), so the timer interrupt came late"
             ),
+            Note::IrqsOffCaller(caller) if c.phase == Phase::AfterWakeup => format!(
+                "{who} disabled interrupts at {} while {victim} (prio {}) was runnable on CPU{cpu}: it could not be preempted until they were enabled again",
+                self.names.get(caller),
+                f.prio
+            ),
             Note::IrqsOffCaller(caller) => format!(
                 "{who} disabled interrupts at {}, so the timer interrupt came late",
                 self.names.get(caller)
@@ -354,8 +360,37 @@ impl Explain {
                 }
                 d
             }
+            Note::SilenceThenTask { pid, from, to, irqs_on } => format!(
+                "no events on CPU{cpu} from {} to {} ({} us), then {} went on in task context{}, not in an interrupt, while the timer was overdue: CPU{cpu} was running Linux; the trace does not show why its interrupt came late",
+                fmt_ts(from),
+                fmt_ts(to),
+                fmt_us(ns_to_us(to - from)),
+                self.task_name(pid),
+                if irqs_on { " with interrupts on" } else { "" }
+            ),
+            Note::PrioChanged { pid, from, to } => format!(
+                "{} changed priority from {from} to {to} while holding CPU{cpu} (priority inheritance, or sched_setscheduler): one ranks it differently from the other against {victim} (prio {}), and the trace does not show when it changed",
+                self.task_name(pid),
+                f.prio
+            ),
+            Note::Unranked { pid } if pid < 0 => format!(
+                "CPU{cpu} ran a task the trace does not name (before the CPU's first switch) while {victim} was runnable: it cannot be ranked against it"
+            ),
+            Note::Unranked { pid } => format!(
+                "{} held CPU{cpu} while {victim} was runnable; the trace never printed its priority, so it cannot be ranked against it",
+                self.task_name(pid)
+            ),
             Note::NoHistory => format!("nothing is known about CPU{cpu} here (before its first event, or events were lost)"),
             Note::OutsideWindow => format!("older than CPU{cpu}'s look-back window"),
+            Note::PathOverBound { idle: true } => format!(
+                "CPU{cpu} stayed idle {} us after the wake-up was aimed at it: its reschedule IPI or timer came late (hypervisor not running the vCPU, deep idle state); the trace does not tell which",
+                fmt_us(ns_to_us(c.ns))
+            ),
+            Note::PathOverBound { idle: false } => format!(
+                "CPU{cpu} spent {} us on what would be the wake-up path, longer than the {} us it takes: the trace does not show what held it",
+                fmt_us(ns_to_us(c.ns)),
+                fmt_us(ns_to_us(KERNEL_PATH_MAX_NS))
+            ),
         };
         Rendered { culprit, detail }
     }

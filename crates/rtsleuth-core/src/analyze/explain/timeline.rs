@@ -68,21 +68,28 @@ pub struct Stretch {
     pub activity: Activity,
     /// The last event recorded inside the stretch (its start when there was none).
     pub last_event: Timestamp,
-    /// The last event in task context showed interrupts disabled by the code it traced. A
-    /// scheduler event's `d` does not count: the scheduler always holds its lock with
-    /// interrupts off, whatever the task does around it.
+    /// The task's last event in task context that can show it (not one emitted with
+    /// interrupts off by construction, [`Event::irqs_off_by_construction`]) since it was
+    /// switched in or interrupted had interrupts disabled.
     pub last_irqs_off: bool,
     /// Some event inside, in task context, showed interrupts on.
     pub irqs_on_seen: bool,
     /// The event that ended the stretch was in task context with interrupts on: whatever held
     /// them off before had let go by then.
     pub ended_irqs_on: bool,
+    /// The event that ended the stretch was an interrupt arriving (an interrupt, vector or
+    /// hrtimer entry, the entry code's `irq_disable`, or any event in hard-IRQ context): a silence ending so may have been
+    /// outside Linux; one ending in task context was not.
+    pub ended_by_interrupt: bool,
     /// Some event inside had a reschedule request pending (`N`).
     pub need_resched: bool,
     /// A `preemptirq:irq_disable` without its `irq_enable` yet: where interrupts went off.
     pub irqs_off_at: Option<NameId>,
     /// The same for `preempt_disable`.
     pub preempt_off_at: Option<NameId>,
+    /// A task stretch's priority at the switch-out that ended the task's run, when it differs
+    /// from the one it was switched in with.
+    pub prio_out: Option<i32>,
 }
 
 impl Stretch {
@@ -95,9 +102,11 @@ impl Stretch {
             last_irqs_off: false,
             irqs_on_seen: false,
             ended_irqs_on: false,
+            ended_by_interrupt: false,
             need_resched: false,
             irqs_off_at: None,
             preempt_off_at: None,
+            prio_out: None,
         }
     }
 }
@@ -142,10 +151,18 @@ pub struct CpuTimeline {
     /// A `preemptirq` irq_disable or irq_enable was traced on this CPU: interrupts turned off
     /// by kernel code show in the trace, so a silence with none open had them on.
     pub irq_toggles_traced: bool,
+    /// When the running task's priority was last stated (its switch-in, or priority
+    /// inheritance changing it): its switch-out speaks for the stretches since.
+    prio_stated_at: Timestamp,
     /// The event being fed is in task context with interrupts on (it ends a stretch so).
     event_irqs_on: bool,
-    /// The event being fed is a scheduler event (its `d` flag is the scheduler's own).
-    event_sched: bool,
+    /// The event being fed is an interrupt arriving (it ends a stretch so).
+    event_interrupt: bool,
+    /// The event being fed runs with interrupts off by construction: its `d` says nothing.
+    event_by_construction: bool,
+    /// The task's last event that can show it had interrupts off, since the task was switched
+    /// in or interrupted (an interrupt arriving proves they were on).
+    irqs_off_evidence: bool,
 }
 
 impl CpuTimeline {
@@ -162,8 +179,11 @@ impl CpuTimeline {
             irqs_traced: false,
             flags_known: false,
             irq_toggles_traced: false,
+            prio_stated_at: ts,
             event_irqs_on: false,
-            event_sched: false,
+            event_interrupt: false,
+            event_by_construction: false,
+            irqs_off_evidence: false,
         }
     }
 
@@ -178,7 +198,17 @@ impl CpuTimeline {
         let ts = ev.ts;
         let in_irq = ev.flags.hardirq || ev.flags.softirq || ev.flags.nmi;
         self.event_irqs_on = ev.flags.known && !in_irq && !ev.flags.irqs_off;
-        self.event_sched = ev.name.starts_with("sched_");
+        self.event_interrupt = ev.flags.hardirq
+            || match ev.kind {
+                EventKind::IrqHandlerEntry { .. }
+                | EventKind::IrqVectorEntry(_)
+                | EventKind::HrtimerExpireEntry { .. } => true,
+                // With preemptirq events, the entry code's own irq_disable is the first trace
+                // of an arriving interrupt.
+                EventKind::IrqDisable { caller, .. } => caller.starts_with("irqentry_enter"),
+                _ => false,
+            };
+        self.event_by_construction = ev.irqs_off_by_construction();
         self.flags_known = ev.flags.known;
         if ts.saturating_sub(self.current.last_event) >= SILENCE_NS {
             self.push_current(ts, self.current.activity);
@@ -256,6 +286,7 @@ impl CpuTimeline {
             } => {
                 self.note(ts, ev.flags, true);
                 self.resched = false;
+                self.irqs_off_evidence = false;
                 if let [Some((prev_pid, prev_prio)), _] = ev.kind.task_prios() {
                     self.learn_prio(prev_pid, prev_prio);
                 }
@@ -263,6 +294,7 @@ impl CpuTimeline {
                     pid: next_pid,
                     prio: next_prio,
                 };
+                self.prio_stated_at = ts;
                 self.refresh(ts);
             }
             EventKind::IrqDisable { caller, .. }
@@ -301,23 +333,15 @@ impl CpuTimeline {
             pid: ev.pid,
             prio: prio_of(ev.pid),
         };
+        self.prio_stated_at = ev.ts;
+        self.irqs_off_evidence = false;
         self.refresh(ev.ts);
     }
 
-    /// A task switched in without a traced `sched_switch` may have had no known priority; its
-    /// switch out prints it, and it holds for the whole time it ran.
+    /// The switch-out of `pid` prints its priority: a task switched in without a traced
+    /// `sched_switch` gets it for the whole time it ran; one switched in with another priority
+    /// changed it while it held the CPU (`sched_setscheduler`), which its stretches record.
     fn learn_prio(&mut self, pid: i32, prio: i32) {
-        let fix = |a: &mut Activity| match a {
-            Activity::Task {
-                pid: p,
-                prio: q @ None,
-            } if *p == pid => {
-                *q = Some(prio);
-                true
-            }
-            Activity::Task { .. } => false,
-            _ => true,
-        };
         if let Activity::Task {
             pid: p,
             prio: q @ None,
@@ -327,18 +351,41 @@ impl CpuTimeline {
                 *q = Some(prio);
             }
         }
-        if !fix(&mut self.current.activity) {
-            return;
-        }
-        for s in self.history.iter_mut().rev() {
-            if !fix(&mut s.activity) {
-                break;
+        let since = self.prio_stated_at;
+        let run = std::iter::once(&mut self.current).chain(self.history.iter_mut().rev());
+        for s in run.take_while(|s| s.start >= since) {
+            match &mut s.activity {
+                Activity::Task { pid: p, prio: q } if *p == pid => match *q {
+                    None => *q = Some(prio),
+                    Some(was) if was != prio => s.prio_out = Some(prio),
+                    Some(_) => {}
+                },
+                Activity::Irq { .. } => {}
+                _ => break,
             }
         }
     }
 
+    /// Priority inheritance set `pid`'s priority to `prio` at `ts`: if it runs here, its time
+    /// from now on is judged by it.
+    pub fn set_prio(&mut self, pid: i32, prio: i32, ts: Timestamp) {
+        let Activity::Task { pid: p, prio: q } = &mut self.task else {
+            return;
+        };
+        if *p != pid || *q == Some(prio) {
+            return;
+        }
+        *q = Some(prio);
+        // No event of this CPU ends the stretch: it says nothing of interrupts.
+        (self.event_irqs_on, self.event_interrupt) = (false, false);
+        let ts = ts.max(self.current.start);
+        self.prio_stated_at = ts;
+        self.refresh(ts);
+    }
+
     fn enter(&mut self, ts: Timestamp, irq: Irq, flags: Flags) {
         self.irqs_traced = true;
+        self.irqs_off_evidence = false;
         if self.stack.is_empty() {
             self.seq = self.seq.wrapping_add(1);
         }
@@ -362,7 +409,10 @@ impl CpuTimeline {
         s.end = s.end.max(ts);
         s.last_event = ts;
         if task_context {
-            s.last_irqs_off = flags.irqs_off && !self.event_sched;
+            if !self.event_by_construction {
+                self.irqs_off_evidence = flags.irqs_off;
+                s.last_irqs_off = flags.irqs_off;
+            }
             s.irqs_on_seen |= flags.known && !flags.irqs_off;
         }
         self.resched |= flags.resched_pending();
@@ -394,9 +444,11 @@ impl CpuTimeline {
         next.irqs_off_at = self.irqs_off_at;
         next.preempt_off_at = self.preempt_off_at;
         next.need_resched = self.resched;
+        next.last_irqs_off = self.irqs_off_evidence && matches!(activity, Activity::Task { .. });
         let mut done = std::mem::replace(&mut self.current, next);
         done.end = ts;
         done.ended_irqs_on = self.event_irqs_on;
+        done.ended_by_interrupt = self.event_interrupt;
         if done.end > done.start {
             self.history.push_back(done);
         }
@@ -413,6 +465,8 @@ impl CpuTimeline {
     /// Events were lost on this CPU: nothing is known about it until its next event.
     pub fn lost(&mut self) {
         let ts = self.current.end;
+        (self.event_irqs_on, self.event_interrupt) = (false, false);
+        self.irqs_off_evidence = false;
         self.stack.clear();
         self.task = Activity::Unknown;
         self.irqs_off_at = None;
