@@ -62,10 +62,10 @@ pub const RULES: &[(&str, bool)] = &[
     // NOT YET ENFORCED: violated on main (issue 23); switch on as the engine's fixes land.
     ("irq_frame_open", false),
     ("completeness", false),
-    ("V1_common_window", false),
+    ("V1_common_window", true),
     ("V2_impossible_state", false),
-    ("E1_kernel_path_bound", false),
-    ("E2_black_hole", false),
+    ("E1_kernel_path_bound", true),
+    ("E2_black_hole", true),
     ("E3_rank", false),
     ("E3_unknown_task", false),
     ("E4_irqs_off_evidence", false),

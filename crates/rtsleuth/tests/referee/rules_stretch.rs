@@ -68,12 +68,17 @@ pub fn black_hole(f: &Finding, cx: &Ctx, out: &mut Out) {
     }
 }
 
+/// An interrupt arriving: its entry, an event in hard-IRQ context, or the entry code turning
+/// interrupts off (traced before the vector's entry where preemptirq events are on).
 fn arrival(e: &Event) -> bool {
     let n = e.name.as_str();
     e.in_hardirq()
         || n == "irq_handler_entry"
         || n == "hrtimer_expire_entry"
         || (n.ends_with("_entry") && n != "softirq_entry" && is_interrupt_event(n))
+        || (n == "irq_disable"
+            && e.field("caller")
+                .is_some_and(|c| c.starts_with("irqentry_enter")))
 }
 
 /// Rank of a printed prio: deadline (negative) > RT (lower number higher) > normal (one rank).
@@ -361,5 +366,56 @@ mod tests {
         irqs_off_evidence(&finding("irqs_off"), &cx, &mut out);
         let rules: Vec<&str> = out.0.iter().map(|v| v.rule).collect();
         assert_eq!(rules, ["E4_irqs_off_not_preempt_off"]);
+    }
+
+    /// The lab's tracer/black_hole run: CPU1 is silent until 4.548972, and the first event
+    /// after is the entry code's `irq_disable caller=irqentry_enter` (the overdue timer
+    /// interrupt arriving, traced before its vector): a black hole. A silence that ends in an
+    /// `irq_disable` by a syscall's exit path ended in task context: not one.
+    #[test]
+    fn a_black_hole_may_end_with_the_entry_codes_irq_disable() {
+        let trace = |caller: &str| {
+            Ctx::new(text::parse(&format!(
+                "  ct-82 [001] d..1. 4.486559: hrtimer_start: hrtimer=1 function=hrtimer_wakeup expires=1 softexpires=1 mode=ABS
+  <idle>-0 [001] d..1. 4.548972: irq_disable: caller={caller} parent=0x0
+  <idle>-0 [001] d.h1. 4.549000: local_timer_entry: vector=236
+"
+            )))
+        };
+        let finding = Finding {
+            set: "t".into(),
+            comm: "ct".into(),
+            pid: 82,
+            prio: 19,
+            cpu: 1,
+            latency_us: 62_441.0,
+            source: "timer".into(),
+            expected: Some(4_486_559_000),
+            wakeup: 4_549_000_000,
+            run: 4_549_000_000,
+            run_at: "switch".into(),
+            root_cause: "black_hole".into(),
+            components: Vec::new(),
+            timeline: vec![Stretch {
+                kind: "black_hole".into(),
+                before: true,
+                cpu: 1,
+                start: 4_486_559_000,
+                end: 4_548_972_000,
+                culprit: None,
+                culprit_pid: None,
+                detail: String::new(),
+            }],
+        };
+        let rules = |caller: &str| {
+            let mut out = Out::default();
+            black_hole(&finding, &trace(caller), &mut out);
+            out.0.iter().map(|v| v.rule).collect::<Vec<_>>()
+        };
+        assert!(rules("irqentry_enter+0x2a/0x50").is_empty());
+        assert_eq!(
+            rules("syscall_exit_to_user_mode+0xe7/0x110"),
+            ["E2_black_hole"]
+        );
     }
 }
