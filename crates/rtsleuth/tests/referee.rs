@@ -67,7 +67,7 @@ pub const RULES: &[(&str, bool)] = &[
     ("E1_kernel_path_bound", true),
     ("E2_black_hole", true),
     ("E3_rank", false),
-    ("E3_unknown_task", false),
+    ("E3_unknown_task", true),
     ("E4_irqs_off_evidence", false),
 ];
 

@@ -338,9 +338,11 @@ impl CpuTimeline {
         self.refresh(ev.ts);
     }
 
-    /// The switch-out of `pid` prints its priority: a task switched in without a traced
-    /// `sched_switch` gets it for the whole time it ran; one switched in with another priority
-    /// changed it while it held the CPU (`sched_setscheduler`), which its stretches record.
+    /// The switch-out of `pid` prints its priority. One switched in with another priority
+    /// changed it while it held the CPU (`sched_setscheduler`, priority inheritance), which its
+    /// stretches record; one whose priority was never printed before has it only from here:
+    /// its stretches stay unranked (claims.md, E3: a task's priority at a moment is the last
+    /// one printed at or before it).
     fn learn_prio(&mut self, pid: i32, prio: i32) {
         if let Activity::Task {
             pid: p,
@@ -356,9 +358,8 @@ impl CpuTimeline {
         for s in run.take_while(|s| s.start >= since) {
             match &mut s.activity {
                 Activity::Task { pid: p, prio: q } if *p == pid => match *q {
-                    None => *q = Some(prio),
-                    Some(was) if was != prio => s.prio_out = Some(prio),
-                    Some(_) => {}
+                    Some(was) if was == prio => {}
+                    _ => s.prio_out = Some(prio),
                 },
                 Activity::Irq { .. } => {}
                 _ => break,
