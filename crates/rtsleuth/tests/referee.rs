@@ -66,7 +66,7 @@ pub const RULES: &[(&str, bool)] = &[
     ("V2_impossible_state", false),
     ("E1_kernel_path_bound", true),
     ("E2_black_hole", true),
-    ("E3_rank", false),
+    ("E3_rank", true),
     ("E3_unknown_task", true),
     ("E4_irqs_off_evidence", false),
 ];

@@ -199,11 +199,15 @@ pub fn rank_matches_class(f: &Finding, cx: &Ctx, out: &mut Out) {
     }
 }
 
+/// The prio the culprit left the CPU with, when nothing printed between the stretch's start
+/// and that switch-out (a traced sched_pi_setprio) already explains a change.
 fn switch_out_prio(cx: &Ctx, s: &Stretch, pid: i64, run: i64) -> Option<i64> {
-    cx.trace
+    let out = cx
+        .trace
         .inside(s.cpu, s.end - 3, run + 3)
-        .find(|e| e.name == "sched_switch" && e.num("prev_pid") == Some(pid))
-        .and_then(|e| e.num("prev_prio"))
+        .find(|e| e.name == "sched_switch" && e.num("prev_pid") == Some(pid))?;
+    let unchanged = cx.sched.prio_at(pid, out.ts - 1) == cx.sched.prio_at(pid, s.start);
+    unchanged.then(|| out.num("prev_prio")).flatten()
 }
 
 /// irq_frame_open: a hardirq/softirq stretch lies inside frames of that type naming its
@@ -417,5 +421,61 @@ mod tests {
             rules("syscall_exit_to_user_mode+0xe7/0x110"),
             ["E2_black_hole"]
         );
+    }
+
+    /// The lab's rt/black_hole run: init-179 is boosted to 49 (sched_pi_setprio at 5.661879),
+    /// switched in at 49 (5.661907), deboosted to 120 at 5.661952 and switched out at 120
+    /// (5.661996). Over 5.661907–5.661952 it outranked cyclictest-190 (120): higher_priority
+    /// holds; its switch-out prio is explained by the traced deboost. Without the setprio
+    /// lines, the same switch-out contradicts the claim.
+    #[test]
+    fn a_traced_deboost_explains_the_switch_out_priority() {
+        let lines = |pi: bool| {
+            let setprio = |t: &str, old: u32, new: u32| {
+                format!("  irq-162 [001] D..32 {t}: sched_pi_setprio: comm=init pid=179 oldprio={old} newprio={new}\n")
+            };
+            let mut t = String::new();
+            if pi {
+                t += &setprio("5.661879", 120, 49);
+            }
+            t += "  irq-162 [001] d..2. 5.661907: sched_switch: prev_comm=irq prev_pid=162 prev_prio=49 prev_state=D ==> next_comm=init next_pid=179 next_prio=49\n";
+            if pi {
+                t += &setprio("5.661952", 49, 120);
+            }
+            t += "  init-179 [001] d..2. 5.661996: sched_switch: prev_comm=init prev_pid=179 prev_prio=120 prev_state=R+ ==> next_comm=ct next_pid=190 next_prio=120\n";
+            Ctx::new(text::parse(&t))
+        };
+        let finding = Finding {
+            set: "t".into(),
+            comm: "ct".into(),
+            pid: 190,
+            prio: 120,
+            cpu: 1,
+            latency_us: 45.0,
+            source: "wakeup".into(),
+            expected: None,
+            wakeup: 5_661_907_000,
+            run: 5_661_996_000,
+            run_at: "switch".into(),
+            root_cause: "higher_priority".into(),
+            components: Vec::new(),
+            timeline: vec![Stretch {
+                kind: "higher_priority".into(),
+                before: false,
+                cpu: 1,
+                start: 5_661_907_000,
+                end: 5_661_952_000,
+                culprit: Some("init-179".into()),
+                culprit_pid: Some(179),
+                detail: String::new(),
+            }],
+        };
+        let rules = |pi: bool| {
+            let mut out = Out::default();
+            rank_matches_class(&finding, &lines(pi), &mut out);
+            out.0.iter().map(|v| v.rule).collect::<Vec<_>>()
+        };
+        assert!(rules(true).is_empty(), "{:?}", rules(true));
+        assert_eq!(rules(false), ["E3_rank"]);
     }
 }
