@@ -63,7 +63,7 @@ pub const RULES: &[(&str, bool)] = &[
     ("irq_frame_open", false),
     ("completeness", false),
     ("V1_common_window", true),
-    ("V2_impossible_state", false),
+    ("V2_impossible_state", true),
     ("E1_kernel_path_bound", true),
     ("E2_black_hole", true),
     ("E3_rank", true),

@@ -158,7 +158,9 @@ impl Sched {
         self.switches.entry(e.cpu).or_default().push(e.ts);
         self.shown_running(e.cpu, e.ts, next);
         let n = tasks.entry(next).or_default();
-        if next > 0 && n.switched_on.is_some_and(|c| c != e.cpu) {
+        let elsewhere = n.switched_on.filter(|&c| c != e.cpu);
+        let still_there = |c: u32| self.current.get(&c).and_then(|v| v.last()).map(|x| x.1);
+        if next > 0 && elsewhere.is_some_and(|c| still_there(c) == Some(next)) {
             self.impossible.push((next, e.ts));
         }
         n.running_on = Some(e.cpu);
@@ -337,6 +339,23 @@ mod tests {
 
     fn sched(lines: &str) -> Sched {
         Sched::build(&text::parse(lines))
+    }
+
+    /// V2: ct-7 switched in on CPU1 at 3.000300 while CPU0 still runs it (its last event
+    /// there is ct-7's) is a contradiction; after CPU0 showed bash-9 running (an untraced
+    /// switch away, 3.000200) it is none.
+    #[test]
+    fn a_task_on_two_cpus_is_impossible_unless_it_visibly_left() {
+        let lines = |left: bool| {
+            let mut t = String::from("  <idle>-0 [000] d..2. 3.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=ct next_pid=7 next_prio=19\n");
+            if left {
+                t += "  bash-9 [000] d..2. 3.000200: sched_stat_runtime: comm=bash pid=9 runtime=1 [ns]\n";
+            }
+            t += "  <idle>-0 [001] d..2. 3.000300: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=ct next_pid=7 next_prio=19\n";
+            t
+        };
+        assert_eq!(sched(&lines(false)).impossible, vec![(7, 3_000_300_000)]);
+        assert!(sched(&lines(true)).impossible.is_empty());
     }
 
     /// W1: waking while P runs, P's switch-out S, then sched_wakeup: a wake-up from the
