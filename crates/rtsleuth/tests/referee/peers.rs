@@ -140,11 +140,14 @@ fn perf_data(path: &Path) -> Result<Trace, String> {
 fn perfetto(path: &Path) -> Result<Trace, String> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/referee/perfetto_lines.py");
     let text = run(Command::new("python3").arg(script).arg(path))?;
-    let mut t = Trace::default();
+    // A ring buffer by default, each CPU's data arriving on its own: overwritten (V1).
+    let mut t = Trace {
+        overwritten: true,
+        ..Trace::default()
+    };
     for line in text.lines() {
         let cols: Vec<&str> = line.splitn(7, '\t').collect();
         match cols.as_slice() {
-            ["O", _, n] => t.overwritten |= n.parse::<u64>().is_ok_and(|n| n > 0),
             ["L", cpu, ts] => {
                 if let (Ok(c), Ok(ts)) = (cpu.parse(), ts.parse()) {
                     t.lost.push((c, ts));

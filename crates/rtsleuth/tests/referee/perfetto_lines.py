@@ -17,7 +17,6 @@ Output, one line per event, tab-separated, in time order (ties: file order):
           unknown: `prev_pid=-1` and no prev_prio. A compact waking runs in that same task.
 
 Header lines:
-    O <cpu> <overrun>   per-CPU overrun from the last FtraceStats packet (V1)
     L <cpu> <ts_ns>     the bundle of this CPU reported lost events; ts = its first event
     C <clock>           the bundle's ftrace_clock, when given
 """
@@ -131,12 +130,9 @@ def main(path):
     with open(path, "rb") as f:
         trace.ParseFromString(f.read())
     running = {}
-    events, overrun = [], {}
+    events = []
     w = sys.stdout.write
     for packet in trace.packet:
-        if packet.HasField("ftrace_stats"):
-            for s in packet.ftrace_stats.cpu_stats:
-                overrun[s.cpu] = s.overrun
         if not packet.HasField("ftrace_events"):
             continue
         b = packet.ftrace_events
@@ -149,8 +145,6 @@ def main(path):
             w("L\t%d\t%d\n" % (b.cpu, evs[0][0]))
         for e in evs:
             events.append((e[0], len(events), b.cpu, e[2], e[3], e[4], e[5]))
-    for cpu, n in sorted(overrun.items()):
-        w("O\t%d\t%d\n" % (cpu, n))
     events.sort(key=lambda e: (e[0], e[1]))
     for ts, _, cpu, pid, fl, name, fields in events:
         w("E\t%d\t%d\t%d\t%s\t%s\t%s\n" % (ts, cpu, pid, fl, name, fields))
