@@ -60,7 +60,7 @@ pub const RULES: &[(&str, bool)] = &[
     ("E4_irqs_off_not_preempt_off", true),
     ("json", true),
     // NOT YET ENFORCED: violated on main (issue 23); switch on as the engine's fixes land.
-    ("irq_frame_open", false),
+    ("irq_frame_open", true),
     ("completeness", true),
     ("V1_common_window", true),
     ("V2_impossible_state", true),

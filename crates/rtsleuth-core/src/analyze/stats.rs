@@ -117,7 +117,10 @@ impl Stats {
                 None => "the whole recording",
             };
             let window = format!("{} .. {} ({why})", fmt_ts(a), fmt_ts(b));
-            let after_span = pairs.iter().position(|(k, _)| k == "Span").map_or(0, |i| i + 1);
+            let after_span = pairs
+                .iter()
+                .position(|(k, _)| k == "Span")
+                .map_or(0, |i| i + 1);
             pairs.insert(after_span, ("Window".into(), window));
         }
         let mut blocks = vec![Block::Pairs(String::new(), pairs)];

@@ -295,6 +295,9 @@ impl CpuTimeline {
                     prio: next_prio,
                 };
                 self.prio_stated_at = ts;
+                // A softirq preempted in its thread (PREEMPT_RT) goes with that thread: what
+                // runs next is the next task, not the softirq.
+                self.stack.clear();
                 self.refresh(ts);
             }
             EventKind::IrqDisable { caller, .. }

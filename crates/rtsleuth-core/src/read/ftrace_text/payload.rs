@@ -344,7 +344,7 @@ fn hrtimer_start(p: &str) -> Option<EventKind<'_>> {
     for (k, v) in Fields::new(p).iter() {
         match k {
             "hrtimer" => hrtimer = hex(v),
-            "function" => function = v,
+            "function" => function = symbol(v),
             "expires" => expires = v.trim_ascii().parse().ok(),
             "softexpires" => softexpires = v.trim_ascii().parse().unwrap_or(0),
             _ => {}
@@ -364,7 +364,7 @@ fn hrtimer_expire_entry(p: &str) -> Option<EventKind<'_>> {
         match k {
             "hrtimer" => hrtimer = hex(v),
             "now" => now = v.trim_ascii().parse().ok(),
-            "function" => function = v,
+            "function" => function = symbol(v),
             _ => {}
         }
     }
@@ -373,6 +373,12 @@ fn hrtimer_expire_entry(p: &str) -> Option<EventKind<'_>> {
         now: now?,
         function,
     })
+}
+
+/// A callback's name: `trace-cmd report`'s hrtimer plugin prints `hrtimer_wakeup/0x0` where
+/// the kernel prints `hrtimer_wakeup`.
+fn symbol(v: &str) -> &str {
+    v.split_once('/').map_or(v, |(name, _)| name)
 }
 
 fn hrtimer_ptr(p: &str) -> Option<u64> {
@@ -484,6 +490,27 @@ fn function(p: &str) -> Option<EventKind<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `trace-cmd report`'s plugin form (tests/fixtures/recorded/variants/report.txt line
+    /// 2873) names the callback as the kernel does.
+    #[test]
+    fn plugin_hrtimer_callbacks_are_named_as_the_kernel_names_them() {
+        let k = decode(
+            "hrtimer_expire_entry",
+            "hrtimer=0xffffc90005e73c58 now=633204075709 function=hrtimer_wakeup/0x0",
+        );
+        assert!(
+            matches!(
+                k,
+                EventKind::HrtimerExpireEntry {
+                    function: "hrtimer_wakeup",
+                    now: 633204075709,
+                    ..
+                }
+            ),
+            "{k:?}"
+        );
+    }
 
     #[test]
     fn kernel_sched_switch_with_spaces_in_comm() {

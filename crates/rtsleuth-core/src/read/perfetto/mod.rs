@@ -57,16 +57,22 @@ pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo
 fn read_with(input: Input, sink: &mut (dyn EventSink + Send), window: Limits) -> Result<TraceInfo> {
     let mut info = TraceInfo::new(&input.name, input.format, input.compression);
     let mut reader = Reader::new(&input.name, sink, window);
-    if let Some(file) = &input.file {
-        for (ts, tree) in prescan::process_trees(file) {
-            reader.emitter.tree(ts, tree);
-        }
-        reader.trees_known = true;
-    }
     // Perfetto's central buffer is a ring by default and each CPU's data reaches it on its own
     // schedule, so each CPU's history begins at its first event (Perfetto's trace processor
-    // crops its ftrace data to the same common window).
-    sink.history_begins(None);
+    // crops its ftrace data to the same common window). A file says which CPUs have events.
+    match &input.file {
+        Some(file) => {
+            let skim = prescan::skim(file);
+            for (ts, tree) in skim.trees {
+                reader.emitter.tree(ts, tree);
+            }
+            reader.trees_known = true;
+            skim.cpus
+                .into_iter()
+                .for_each(|c| sink.history_begins(Some(c)));
+        }
+        None => sink.history_begins(None),
+    }
     let mut packets = Packets::<_, TracePacket>::new(input.reader);
     loop {
         match packets.next() {
