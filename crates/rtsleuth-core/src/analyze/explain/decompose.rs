@@ -457,18 +457,8 @@ mod tests {
             win,
         };
         let held_by = |pid, prio| Stretch {
-            start: 0,
             end: 5_000,
-            activity: Activity::Task { pid, prio },
-            last_event: 0,
-            last_irqs_off: false,
-            irqs_on_seen: false,
-            ended_irqs_on: false,
-            ended_by_interrupt: false,
-            need_resched: false,
-            irqs_off_at: None,
-            preempt_off_at: None,
-            prio_out: None,
+            ..Stretch::new(0, Activity::Task { pid, prio })
         };
         for (pid, prio) in [(-1, Some(-1)), (-1, Some(0)), (7, None)] {
             assert_eq!(

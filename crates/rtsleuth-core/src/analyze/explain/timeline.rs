@@ -93,7 +93,7 @@ pub struct Stretch {
 }
 
 impl Stretch {
-    fn new(ts: Timestamp, activity: Activity) -> Stretch {
+    pub(super) fn new(ts: Timestamp, activity: Activity) -> Stretch {
         Stretch {
             start: ts,
             end: ts,
