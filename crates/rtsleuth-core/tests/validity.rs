@@ -175,3 +175,21 @@ fn time_going_backwards_on_a_cpu_is_an_unmarked_loss() {
         0
     );
 }
+
+/// kw-11 is woken at 500.000100 but its switch-in and exit were not recorded; pid 11 is
+/// forked anew at 500.000500 and that new task first runs at 500.000900. Measuring 800 us
+/// from the old task's wake-up would join two tasks: the reused pid starts afresh.
+#[test]
+fn a_reused_pid_does_not_inherit_the_old_tasks_wakeup() {
+    let text = "\
+            bash-9     [000] d..2.   500.000100: sched_waking: comm=kw pid=11 prio=120 target_cpu=001
+            bash-9     [000] .....   500.000500: sched_process_fork: comm=bash pid=9 child_comm=bash child_pid=11
+            bash-9     [000] d..2.   500.000900: sched_switch: prev_comm=bash prev_pid=9 prev_prio=120 prev_state=S ==> next_comm=bash next_pid=11 next_prio=120
+";
+    let doc = latency(text);
+    assert_eq!(
+        task(&doc, 11).map_or(0, |t| t["wakeups"].as_u64().unwrap()),
+        0
+    );
+    assert_eq!(doc["trace"]["impossible_states"], 1);
+}

@@ -30,7 +30,7 @@
 //! - A trace that contradicts itself (a task switched in on one CPU while the switches say it
 //!   runs on another; a switch away from a task the CPU was not running; time going backwards
 //!   on one CPU) lost events without saying so: it is treated as a loss on the CPUs involved
-//!   ([`Step::Impossible`]).
+//!   ([`Step::Impossible`]). A pid forked anew drops what the trace said of its old task.
 //! - The idle task (pid 0) is never measured. `[LOST n EVENTS]` discards every wake-up in
 //!   flight, because the events that would end or restart it may be the ones lost, and forgets
 //!   who runs where until each CPU's next event says so.
@@ -94,8 +94,8 @@ pub enum Step {
     /// The first `sched_waking`: every wake-up started at `sched_wakeup` is discarded, and what
     /// was measured so far followed the other definition.
     Redefined,
-    /// The wake-up of `pid` ended but lies (partly) where the trace recorded nothing: it is not
-    /// measured.
+    /// The wake-up of `pid` is not measured: it lies (partly) where the trace recorded nothing,
+    /// or its pid went to a new task before it ended.
     Unmeasured {
         pid: i32,
     },
@@ -153,6 +153,8 @@ pub struct Wakeups {
     pub raced: u64,
     /// Contradictions treated as losses (see [`Step::Impossible`]).
     pub impossible: u64,
+    /// Pids forked anew while the trace still had their old task waiting or running.
+    pub pid_reused: u64,
     /// Where each CPU's recorded history begins.
     pub history: History,
 }
@@ -166,7 +168,7 @@ impl Wakeups {
         trace["window_start"] = window.map(crate::event::ts_to_secs).into();
         trace["dropped_before_window"] = self.dropped_before_window.into();
         trace["raced_wakeups"] = self.raced.into();
-        trace["impossible_states"] = self.impossible.into();
+        trace["impossible_states"] = (self.impossible + self.pid_reused).into();
         if let (Some(w), n) = (window, self.dropped_before_window) {
             warnings.push(format!(
                 "older events were overwritten, so each CPU's history begins at a different time: every CPU is recorded from {} on; {n} wake-ups that began earlier, or touched a CPU not yet recorded, were not measured",
@@ -188,6 +190,12 @@ impl Wakeups {
             warnings.push(format!(
                 "the trace contradicts itself {} times (a task on two CPUs at once, a switch away from a task the CPU was not running, time going backwards on a CPU): events were lost there unmarked, and what was in flight was dropped",
                 self.impossible
+            ));
+        }
+        if self.pid_reused > 0 {
+            warnings.push(format!(
+                "{} pids were forked anew while their old task still waited or ran in the trace (its exit or switch-out was not recorded): the old task's state was dropped",
+                self.pid_reused
             ));
         }
         if self.raced > 0 {
@@ -244,6 +252,7 @@ impl Wakeups {
                 pid, target_cpu, ..
             } => self.woken(ev, pid, target_cpu, false, out),
             EventKind::SchedMigrateTask { pid, dest_cpu, .. } => self.touched(pid, dest_cpu),
+            EventKind::SchedProcessFork { child_pid, .. } => self.born(child_pid, out),
             EventKind::SchedSwitch {
                 prev_pid,
                 prev_state,
@@ -354,6 +363,21 @@ impl Wakeups {
         out.push(Step::Start { pid });
         if let Some(cpu) = target {
             self.touched(pid, cpu);
+        }
+    }
+
+    /// A new task got `pid`: whatever the trace said of an earlier task with that pid (a
+    /// wake-up it never ran after, the CPU it ran on) is not this one's. A pid in use again
+    /// while its old task still had a wake-up in flight or a CPU is counted as a contradiction.
+    fn born(&mut self, pid: i32, out: &mut Vec<Step>) {
+        let Some(old) = self.tasks.remove(&pid) else {
+            return;
+        };
+        if old.pending.is_some() {
+            out.push(Step::Unmeasured { pid });
+        }
+        if old.pending.is_some() || old.on_cpu.is_some() {
+            self.pid_reused += 1;
         }
     }
 
