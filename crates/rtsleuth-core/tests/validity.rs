@@ -28,7 +28,7 @@ fn explain(text: &str) -> Value {
     ex.document(&info).json
 }
 
-fn task<'a>(doc: &'a Value, pid: i64) -> Option<&'a Value> {
+fn task(doc: &Value, pid: i64) -> Option<&Value> {
     doc["tasks"].as_array()?.iter().find(|t| t["pid"] == pid)
 }
 

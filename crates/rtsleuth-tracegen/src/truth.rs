@@ -149,7 +149,7 @@ impl Window {
     /// No named CPU began recording after `start` (by now: the wake-up ends at this event).
     fn recorded_from(&self, start: u64) -> bool {
         (self.named.iter().zip(&self.first))
-            .all(|(&named, first)| !named || first.is_none_or(|f| f <= start))
+            .all(|(&named, first)| !named || first.map_or(true, |f| f <= start))
     }
 }
 

@@ -270,8 +270,8 @@ impl Wakeups {
 
     /// Events were lost (on one CPU or on an unknown one).
     pub fn lost(&mut self) {
+        self.drop_in_flight();
         for t in self.tasks.values_mut() {
-            self.dropped_by_lost += u64::from(t.pending.take().is_some());
             t.on_cpu = None;
             t.racing = false;
         }
@@ -282,14 +282,19 @@ impl Wakeups {
         }
     }
 
+    /// Drops every wake-up in flight, counted with those lost events dropped.
+    fn drop_in_flight(&mut self) {
+        for t in self.tasks.values_mut() {
+            self.dropped_by_lost += u64::from(t.pending.take().is_some());
+        }
+    }
+
     /// The trace contradicts itself on `cpus`: events went missing there without a marker.
     /// No wake-up in flight is measured across the gap (which CPUs it involved is not
     /// tracked); who runs where is still what the next events show.
     fn contradiction(&mut self, cpus: [u32; 2], out: &mut Vec<Step>) {
         self.impossible += 1;
-        for t in self.tasks.values_mut() {
-            self.dropped_by_lost += u64::from(t.pending.take().is_some());
-        }
+        self.drop_in_flight();
         for &c in &cpus {
             self.cpus[c as usize].in_place = None;
         }
@@ -359,7 +364,8 @@ impl Wakeups {
             return;
         }
         t.pending = Some(ev.ts);
-        t.unrecorded = !self.history.recorded_at(ev.cpu, ev.ts);
+        // The waker's CPU is recorded here: this event is its own.
+        t.unrecorded = false;
         out.push(Step::Start { pid });
         if let Some(cpu) = target {
             self.touched(pid, cpu);
@@ -437,11 +443,11 @@ impl Wakeups {
     }
 
     /// Hands on a wake-up that ended, if all of it lies where the trace recorded every CPU it
-    /// may have involved.
+    /// may have involved: the common window covers every CPU seen by now (the one it ran on
+    /// among them), `unrecorded` those it touched that had shown nothing yet.
     fn end(&mut self, w: Wake, out: &mut Vec<Step>) {
         let unrecorded = self.tasks.get(&w.pid).is_some_and(|t| t.unrecorded);
-        let h = &self.history;
-        if unrecorded || !h.in_window(w.start) || !h.recorded_at(w.cpu, w.start) {
+        if unrecorded || !self.history.in_window(w.start) {
             self.dropped_before_window += 1;
             out.push(Step::Unmeasured { pid: w.pid });
         } else {

@@ -347,15 +347,6 @@ impl CpuTimeline {
     /// its stretches stay unranked (claims.md, E3: a task's priority at a moment is the last
     /// one printed at or before it).
     fn learn_prio(&mut self, pid: i32, prio: i32) {
-        if let Activity::Task {
-            pid: p,
-            prio: q @ None,
-        } = &mut self.task
-        {
-            if *p == pid {
-                *q = Some(prio);
-            }
-        }
         let since = self.prio_stated_at;
         let run = std::iter::once(&mut self.current).chain(self.history.iter_mut().rev());
         for s in run.take_while(|s| s.start >= since) {

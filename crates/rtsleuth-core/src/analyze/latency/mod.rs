@@ -136,7 +136,9 @@ impl Latency {
     /// `cpus` (on every CPU for `None`).
     fn forget_runs(&mut self, cpus: Option<&[u32]>) {
         for t in self.tasks.values_mut() {
-            if cpus.is_none_or(|cpus| t.running_since.is_some_and(|(c, _)| cpus.contains(&c))) {
+            if cpus.map_or(true, |cpus| {
+                t.running_since.is_some_and(|(c, _)| cpus.contains(&c))
+            }) {
                 t.running_since = None;
             }
         }
