@@ -367,3 +367,27 @@ fn explain_names_the_higher_priority_burst_in_a_trace_dat() {
     let latency = worst["latency_us"].as_f64().unwrap();
     assert!((280.386..=284.0).contains(&latency), "{latency}");
 }
+
+/// `preemptirq` events store their callers as offsets from `_stext`; the kernel prints them as
+/// symbols. The lab's irqs_off run kept the same buffer as text and as trace.dat: every
+/// interrupts and preemption toggle types to the same caller and parent in both.
+#[test]
+fn preemptirq_callers_read_from_trace_dat_as_the_kernel_printed_them() {
+    let dir = repo("tests/fixtures/lab/tracer/irqs_off");
+    let toggles = |file: &str| -> Vec<(u64, u32, String)> {
+        let (c, _) = ours(&dir.join(file));
+        c.rows
+            .into_iter()
+            .filter(|r| r.name.starts_with("irq_") || r.name.starts_with("preempt_"))
+            .filter(|r| r.name.ends_with("able"))
+            .map(|r| ((r.ts + 500) / 1000, r.cpu, r.kind))
+            .collect()
+    };
+    let (bin, text) = (toggles("trace.dat.zst"), toggles("trace.txt.zst"));
+    assert_eq!(bin.len(), text.len());
+    assert!(bin.len() > 10_000, "{} toggles", bin.len());
+    for (b, t) in bin.iter().zip(&text) {
+        assert_eq!(b, t);
+    }
+    assert!(text.iter().any(|t| t.2.contains("irqs_off_section+0x32/0x40 [rtsleuth_noise]")));
+}

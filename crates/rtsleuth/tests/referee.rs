@@ -65,10 +65,7 @@ pub const RULES: &[(&str, bool)] = &[
     ("E2_black_hole", true),
     ("E3_rank", true),
     ("E3_unknown_task", true),
-    // Not enforced: 2 stretches of lab tracer/softirq (one finding, both runs) name an
-    // irqs_off section the engine keeps open across interrupts turned on in softirq context
-    // (it follows irq_disable/irq_enable in task context only).
-    ("E4_irqs_off_evidence", false),
+    ("E4_irqs_off_evidence", true),
 ];
 
 /// Options of each run: the default targets and every task, top 20, every wake-up counted.

@@ -304,7 +304,7 @@ impl CpuTimeline {
             | EventKind::IrqEnable { caller, .. }
             | EventKind::PreemptDisable { caller, .. }
             | EventKind::PreemptEnable { caller, .. }
-                if task_context =>
+                if task_context || irq_toggle_in_softirq(ev) =>
             {
                 let at = Some(names.intern(caller));
                 self.irq_toggles_traced |= matches!(
@@ -424,10 +424,11 @@ impl CpuTimeline {
             None => self.task,
         };
         let s = &self.current;
-        if s.activity == activity
-            && s.irqs_off_at == self.irqs_off_at
-            && s.preempt_off_at == self.preempt_off_at
-        {
+        // Only a task's stretches are judged by the sections open over them: a toggle inside
+        // a softirq's frame does not cut it.
+        let same_sections = matches!(activity, Activity::Irq { .. })
+            || (s.irqs_off_at == self.irqs_off_at && s.preempt_off_at == self.preempt_off_at);
+        if s.activity == activity && same_sections {
             return;
         }
         self.push_current(ts, activity);
@@ -521,6 +522,49 @@ mod tests {
                 other => panic!("not an event: {l} -> {other:?}"),
             }
         }
+    }
+
+    /// Interrupts turned off and on in softirq context (rcu_core inside the RCU softirq, then
+    /// the tail of handle_softirqs after it) change the CPU's state as in task context: the
+    /// task's stretch after the softirq is interrupts-off from handle_softirqs's disable to the
+    /// enable, and no longer after it. Lines of the lab's tracer/irqs_off run.
+    #[test]
+    fn follows_interrupts_toggled_in_softirq_context() {
+        let mut names = Names::default();
+        let mut tl = CpuTimeline::new(1);
+        feed(
+            &mut tl,
+            &mut names,
+            " noise_irqs_off/-116     [001] dNs..    36.701389: softirq_entry: vec=9 [action=RCU]
+ noise_irqs_off/-116     [001] dNs..    36.701511: irq_disable: caller=rcu_core+0x87f/0xa40 parent=0x0
+ noise_irqs_off/-116     [001] dNs..    36.701516: irq_enable: caller=rcu_core+0x49e/0xa40 parent=0x0
+ noise_irqs_off/-116     [001] .Ns..    36.701518: softirq_exit: vec=9 [action=RCU]
+ noise_irqs_off/-116     [001] dNs..    36.701519: irq_disable: caller=handle_softirqs+0x31d/0x3a0 parent=0x0
+ noise_irqs_off/-116     [001] dNs..    36.701521: preempt_enable: caller=irq_exit_rcu+0x7b/0xa0 parent=irq_exit_rcu+0x7b/0xa0
+ noise_irqs_off/-116     [001] dN.1.    36.701528: preempt_disable: caller=irqentry_exit+0x21/0x60 parent=irqentry_exit+0x21/0x60
+ noise_irqs_off/-116     [001] dN.1.    36.701529: irq_enable: caller=preempt_schedule_irq+0x3b/0xe0 parent=0x0
+ noise_irqs_off/-116     [001] d..2.    36.701551: sched_switch: prev_comm=noise_irqs_off/ prev_pid=116 prev_prio=120 prev_state=R+ ==> next_comm=cyclictest next_pid=115 next_prio=19",
+        );
+        let handle = names.intern("handle_softirqs+0x31d/0x3a0");
+        let s: Vec<(u64, u64, bool, Option<NameId>)> = tl
+            .between(36_701_389_000, 36_701_551_000)
+            .map(|s| {
+                let irq = matches!(s.activity, Activity::Irq { .. });
+                (s.start, s.end, irq, s.irqs_off_at)
+            })
+            .collect();
+        assert_eq!(
+            s,
+            [
+                // 122 us without events end a stretch (the excerpt leaves the RCU work out).
+                (36_701_389_000, 36_701_511_000, true, None),
+                (36_701_511_000, 36_701_518_000, true, None),
+                (36_701_518_000, 36_701_519_000, false, None),
+                (36_701_519_000, 36_701_528_000, false, Some(handle)),
+                (36_701_528_000, 36_701_529_000, false, Some(handle)),
+                (36_701_529_000, 36_701_551_000, false, None),
+            ]
+        );
     }
 
     /// The stretches of a timer interrupt that wakes a task while another one runs.
@@ -649,4 +693,16 @@ mod tests {
         );
         assert!(tl.history.len() <= 2 * 2_001, "{}", tl.history.len());
     }
+}
+
+/// An interrupts toggle in softirq context outside any hard interrupt (the tail of
+/// `handle_softirqs` after its last action): it changes the CPU's interrupt state as one in
+/// task context does.
+fn irq_toggle_in_softirq(ev: &Event<'_>) -> bool {
+    let f = ev.flags;
+    f.known
+        && f.softirq
+        && !f.hardirq
+        && !f.nmi
+        && matches!(ev.kind, EventKind::IrqDisable { .. } | EventKind::IrqEnable { .. })
 }

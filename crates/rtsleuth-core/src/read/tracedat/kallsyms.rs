@@ -38,6 +38,8 @@ struct Table {
     names: String,
     /// (address, start of the name in `names`, end of the name).
     entries: Vec<(u64, u32, u32)>,
+    /// The start of the kernel's text, which `preemptirq` events record addresses against.
+    stext: Option<u64>,
 }
 
 /// A resolved address: the symbol and how far past its start the address lies.
@@ -75,6 +77,11 @@ impl<'f> Symbols<'f> {
     /// The symbol at or below `addr`.
     pub fn lookup(&self, addr: u64) -> Option<Symbol<'_>> {
         self.table().lookup(addr)
+    }
+
+    /// The address of `_stext`, if the table has it.
+    pub fn stext(&self) -> Option<u64> {
+        self.table().stext
     }
 
     /// Why the table is empty although the file has one: its section did not decompress.
@@ -130,6 +137,9 @@ impl Table {
             if addr == 0 {
                 continue;
             }
+            if name == "_stext" {
+                s.stext = Some(addr);
+            }
             let start = s.names.len() as u32;
             s.names.push_str(name);
             if let Some(module) = parts.next() {
@@ -172,6 +182,7 @@ mod tests {
             b"ffffffff81000000 T _stext\nffffffff81001000 t hrtimer_wakeup\nffffffffc0100000 t timer_callback\t[irq_noise]\nbad line\n0000000000000000 A fixed_percpu_data\n",
         );
         assert_eq!(s.table().entries.len(), 3);
+        assert_eq!(s.stext(), Some(0xffffffff81000000));
         let exact = |a| s.lookup(a).filter(|s| s.offset == 0).map(|s| s.name);
         assert_eq!(exact(0xffffffff81001000), Some("hrtimer_wakeup"));
         assert_eq!(exact(0xffffffff81001001), None);

@@ -216,8 +216,14 @@ pub fn pointer(v: u64, ext: Option<u8>, symbols: &Symbols) -> String {
             s.name.to_string()
         }
         (Some(s), Some(b'S' | b'F' | b'B')) if s.size.is_some_and(|n| s.offset < n) => {
-            let mut t = s.name.to_string();
+            // A module's symbol is `name [module]`: the offset goes after the name.
+            let (name, module) = s.name.split_once(' ').unwrap_or((s.name, ""));
+            let mut t = name.to_string();
             let _ = write!(t, "+0x{:x}/0x{:x}", s.offset, s.size.unwrap_or(0));
+            if !module.is_empty() {
+                t.push(' ');
+                t.push_str(module);
+            }
             t
         }
         _ => format!("0x{v:x}"),
@@ -236,7 +242,10 @@ mod tests {
             &mut out,
             arg,
             size,
-            &Symbols::new(b"ffffffff81000000 t hrtimer_wakeup\nffffffff81000100 t next\n"),
+            &Symbols::new(
+                b"ffffffff81000000 t hrtimer_wakeup\nffffffff81000100 t next\n\
+                  ffffffffc0000000 t noise_worker_start\t[noise]\nffffffffc00000b0 t end\n",
+            ),
         );
         out
     }
@@ -260,6 +269,11 @@ mod tests {
         assert_eq!(
             fmt("%pS", Arg::Int(0xffffffff81000010), 8),
             "hrtimer_wakeup+0x10/0x100"
+        );
+        // The kernel prints a module's name after the offset.
+        assert_eq!(
+            fmt("%pS", Arg::Int(0xffffffffc000008b), 8),
+            "noise_worker_start+0x8b/0xb0 [noise]"
         );
         assert_eq!(
             fmt("%p", Arg::Int(0xffff888000001000), 8),

@@ -29,10 +29,30 @@ pub fn payload(out: &mut String, format: &EventFormat, data: &[u8], cx: &Context
         if i > 0 {
             out.push(' ');
         }
+        if format.system == "preemptirq" && text_offset(out, f, data, cx).is_some() {
+            continue;
+        }
         out.push_str(&f.name);
         out.push('=');
         value(out, f, data, cx);
     }
+}
+
+/// `preemptirq` events record their callers as 32-bit offsets from `_stext` (`caller_offs`)
+/// and print them as `caller=%pS` of `_stext` plus the offset: written here the same way, so
+/// that the events read as they do from the kernel's text. `None` when the field is not such
+/// an offset or the file's kallsyms has no `_stext`.
+fn text_offset(out: &mut String, f: &Field, data: &[u8], cx: &Context<'_>) -> Option<()> {
+    let name = f.name.strip_suffix("_offs")?;
+    let stext = cx.symbols.stext()?;
+    let offs = cx.endian.int(data.get(f.offset..)?, f.size)?;
+    let addr = stext.wrapping_add(offs as u64);
+    let _ = write!(
+        out,
+        "{name}={}",
+        printf::pointer(addr, Some(b'S'), cx.symbols)
+    );
+    Some(())
 }
 
 /// `print` → `ip: text`, `bputs`/`bprint` → `ip: formatted text`, `function` →
