@@ -510,6 +510,18 @@ impl CpuTimeline {
     }
 }
 
+/// An interrupts toggle in softirq context outside any hard interrupt (the tail of
+/// `handle_softirqs` after its last action): it changes the CPU's interrupt state as one in
+/// task context does.
+fn irq_toggle_in_softirq(ev: &Event<'_>) -> bool {
+    let f = ev.flags;
+    f.known
+        && f.softirq
+        && !f.hardirq
+        && !f.nmi
+        && matches!(ev.kind, EventKind::IrqDisable { .. } | EventKind::IrqEnable { .. })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -693,16 +705,4 @@ mod tests {
         );
         assert!(tl.history.len() <= 2 * 2_001, "{}", tl.history.len());
     }
-}
-
-/// An interrupts toggle in softirq context outside any hard interrupt (the tail of
-/// `handle_softirqs` after its last action): it changes the CPU's interrupt state as one in
-/// task context does.
-fn irq_toggle_in_softirq(ev: &Event<'_>) -> bool {
-    let f = ev.flags;
-    f.known
-        && f.softirq
-        && !f.hardirq
-        && !f.nmi
-        && matches!(ev.kind, EventKind::IrqDisable { .. } | EventKind::IrqEnable { .. })
 }
