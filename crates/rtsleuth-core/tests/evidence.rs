@@ -59,8 +59,8 @@
 //!    finding, ending no later than the due time plus the task's timer's `expires -
 //!    softexpires`. `unknown`: tiling only.
 //!
-//! Corpus: every trace of the repository's fixtures (recorded, lab, tracedat, perfetto,
-//! explain/synthetic) and of `../shared/fixtures/realworld` that reads as ftrace text,
+//! Corpus: every trace of the repository's fixtures (recorded, lab, tracedat, perfetto but the
+//! self-contradicting one, explain/synthetic) and of `../shared/fixtures/realworld` that reads as ftrace text,
 //! trace.dat or Perfetto (function_graph, latency-tracer output and what fails to read are
 //! skipped and counted). Options: the default targets and `all`, both with every wake-up at or
 //! above 0 us reported. The `all` findings of traces over 20 MB of events are not checked.
@@ -132,11 +132,12 @@ fn corpus() -> (Vec<PathBuf>, bool) {
         n.ends_with(".dat") || n.contains("report") && n.contains(".txt")
     }));
     files_under(&fx.join("perfetto"), &mut files);
-    all.extend(
-        files.drain(..).filter(|p| {
-            Input::open(p.to_str().unwrap()).is_ok_and(|i| i.format == Format::Perfetto)
-        }),
-    );
+    // A trace that contradicts itself is the referee's (crates/rtsleuth/tests/referee.rs): this
+    // walk predates the unmarked-loss rules and does not model them.
+    all.extend(files.drain(..).filter(|p| {
+        !name(p).starts_with("recorder_drops_own_switches")
+            && Input::open(p.to_str().unwrap()).is_ok_and(|i| i.format == Format::Perfetto)
+    }));
     files_under(&fx.join("explain/synthetic"), &mut files);
     all.extend(files.drain(..).filter(|p| name(p).ends_with(".txt")));
     let shared = shared_fixtures::realworld("");

@@ -389,5 +389,7 @@ fn preemptirq_callers_read_from_trace_dat_as_the_kernel_printed_them() {
     for (b, t) in bin.iter().zip(&text) {
         assert_eq!(b, t);
     }
-    assert!(text.iter().any(|t| t.2.contains("irqs_off_section+0x32/0x40 [rtsleuth_noise]")));
+    assert!(text
+        .iter()
+        .any(|t| t.2.contains("irqs_off_section+0x32/0x40 [rtsleuth_noise]")));
 }

@@ -193,3 +193,111 @@ fn a_reused_pid_does_not_inherit_the_old_tasks_wakeup() {
     );
     assert_eq!(doc["trace"]["impossible_states"], 1);
 }
+
+/// A third-party Android trace with its perf sampler's own switches removed, as a recorder
+/// that does not trace its own threads writes it (tests/fixtures/perfetto/README.md): the
+/// switches alone show a task on two CPUs 21 times, some of which later events of other tasks
+/// explain (a CPU that left the task without a traced switch). What remains is counted, and
+/// the referee checks that no finding spans one (`V2_impossible_state`).
+#[test]
+fn a_perfetto_recorder_that_drops_its_own_switches_contradicts_itself() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/perfetto/recorder_drops_own_switches.pftrace.zst"
+    );
+    let mut lat = Latency::new(LatencyOptions::default());
+    let input = rtsleuth_core::input::Input::open(path).unwrap();
+    let info = rtsleuth_core::read::read(input, &mut lat).unwrap();
+    let doc = lat.document(&info).json;
+    let n = doc["trace"]["impossible_states"].as_u64().unwrap();
+    assert!((1..=21).contains(&n), "{n} contradictions");
+    let warned = doc["warnings"].as_array().unwrap();
+    assert!(warned
+        .iter()
+        .any(|w| w.as_str().unwrap().contains("contradicts itself")));
+}
+
+/// CPU0's first event shows ct-7 running there (its pid column). The waking of ct-7 at
+/// 400.000100 and its sched_wakeup find it still running (ttwu_runnable): no wake-up. It then
+/// sleeps at 400.000900 and is switched in at 400.001000 without being woken: nothing to
+/// measure.
+#[test]
+fn a_task_a_cpus_first_event_shows_running_is_not_woken() {
+    let text = "\
+              ct-7     [000] d..2.   400.000000: sched_waking: comm=kw pid=11 prio=120 target_cpu=001
+          <idle>-0     [001] d..2.   400.000050: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=bash next_pid=9 next_prio=120
+            bash-9     [001] d..2.   400.000100: sched_waking: comm=ct pid=7 prio=19 target_cpu=000
+            bash-9     [001] d..2.   400.000110: sched_wakeup: comm=ct pid=7 prio=19 target_cpu=000
+              ct-7     [000] d..2.   400.000900: sched_switch: prev_comm=ct prev_pid=7 prev_prio=19 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120
+          <idle>-0     [000] d..2.   400.001000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=ct next_pid=7 next_prio=19
+";
+    let doc = latency(text);
+    assert_eq!(
+        task(&doc, 7).map_or(0, |t| t["wakeups"].as_u64().unwrap()),
+        0
+    );
+}
+
+/// ct-7 runs on CPU0 when bash-9 wakes it at 500.000100 (a waking that may race its
+/// switch-out), but kw-11's event at 500.000200 shows it left CPU0 without a traced switch:
+/// when is not recorded, so that waking starts nothing. Woken again at 500.000400, it shows
+/// up on CPU0 at 500.000500 (100 us, an upper bound). Its switch-out asleep at 500.000900 is
+/// no raced wake-up, and the switch-in at 500.002000 ends none.
+#[test]
+fn a_task_that_left_its_cpu_untraced_no_longer_races_a_waking() {
+    let text = "\
+          <idle>-0     [000] d..2.   500.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=ct next_pid=7 next_prio=19
+            bash-9     [001] d..2.   500.000100: sched_waking: comm=ct pid=7 prio=19 target_cpu=000
+              kw-11    [000] d..2.   500.000200: sched_waking: comm=bash pid=9 prio=120 target_cpu=001
+            bash-9     [001] d..2.   500.000210: sched_wakeup: comm=ct pid=7 prio=19 target_cpu=000
+            bash-9     [001] d..2.   500.000400: sched_waking: comm=ct pid=7 prio=19 target_cpu=000
+              ct-7     [000] d..2.   500.000500: sched_waking: comm=bash pid=9 prio=120 target_cpu=001
+              ct-7     [000] d..2.   500.000900: sched_switch: prev_comm=ct prev_pid=7 prev_prio=19 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120
+          <idle>-0     [000] d..2.   500.002000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=ct next_pid=7 next_prio=19
+";
+    let doc = latency(text);
+    let ct = task(&doc, 7).expect("one wake-up is measured");
+    assert_eq!(
+        (ct["wakeups"].as_u64(), ct["max_us"].as_f64()),
+        (Some(1), Some(100.0))
+    );
+    assert_eq!(doc["trace"]["raced_wakeups"], 0);
+}
+
+/// ct-7 is woken with prio 97 and switched in with 120 (Android's binder gives back a lent
+/// priority without a trace event): kw-11 (prio 120) held CPU0 for 2 ms, which ranks below a
+/// prio-97 task (preempt_off) and equal to a prio-120 one (fair_share). Which held is not in
+/// the trace: unknown, no culprit. Switched in with 97, it is preempt_off by kw-11.
+#[test]
+fn a_victim_whose_priority_changed_untraced_ranks_no_culprit() {
+    let text = |ran_prio: u32| {
+        format!("\
+          <idle>-0     [000] d..2.   600.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=kw next_pid=11 next_prio=120
+          <idle>-0     [001] d..2.   600.000050: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=bash next_pid=9 next_prio=120
+            bash-9     [001] d..2.   600.000100: sched_waking: comm=ct pid=7 prio=97 target_cpu=000
+              kw-11    [000] d..2.   600.001000: sched_stat_runtime: comm=kw pid=11 runtime=1000 [ns]
+              kw-11    [000] d..2.   600.002100: sched_switch: prev_comm=kw prev_pid=11 prev_prio=120 prev_state=R+ ==> next_comm=ct next_pid=7 next_prio={ran_prio}
+")
+    };
+    let kinds = |doc: &Value| -> Vec<(String, Value)> {
+        doc["findings"][0]["components"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["kind"].as_str().unwrap().to_string(),
+                    c["culprit"].clone(),
+                )
+            })
+            .collect()
+    };
+    let changed = explain(&text(120));
+    assert_eq!(changed["findings"][0]["latency_us"], 2000.0);
+    assert_eq!(changed["findings"][0]["root_cause"], "unknown", "{changed}");
+    for (kind, culprit) in kinds(&changed) {
+        assert!(culprit.is_null(), "{kind} names {culprit}");
+    }
+    let kept = explain(&text(97));
+    assert_eq!(kept["findings"][0]["root_cause"], "preempt_off", "{kept}");
+}

@@ -9,7 +9,7 @@
 //! rule; `REFEREE_REPORT=1` never fails and prints the counts; `REFEREE_ONLY=substring`
 //! narrows the corpus; `REFEREE_DUMP=file` writes every violation there.
 //!
-//! Corpus: tests/fixtures/{lab,recorded,tracedat,explain} and ../shared/fixtures/realworld
+//! Corpus: tests/fixtures/{lab,recorded,tracedat,explain,perfetto} and ../shared/fixtures/realworld
 //! (which holds the Perfetto traces the perfetto folder's references describe); the
 //! function_graph and latency-tracer outputs are not event traces and are left out by name.
 //! Each trace is explained twice (default targets and `--all`, both `--top 20 --threshold
@@ -81,6 +81,7 @@ const MINIMUM: &[(&str, usize)] = &[
     ("tests/fixtures/recorded", 38),
     ("tests/fixtures/tracedat", 9),
     ("tests/fixtures/explain", 13),
+    ("tests/fixtures/perfetto", 2),
     ("realworld", 30),
 ];
 
@@ -274,6 +275,7 @@ fn corpus() -> Vec<(String, PathBuf)> {
         ("tests/fixtures/recorded", r.join("tests/fixtures/recorded")),
         ("tests/fixtures/tracedat", r.join("tests/fixtures/tracedat")),
         ("tests/fixtures/explain", r.join("tests/fixtures/explain")),
+        ("tests/fixtures/perfetto", r.join("tests/fixtures/perfetto")),
         ("realworld", r.join("../shared/fixtures/realworld")),
     ];
     for (name, dir) in folders {

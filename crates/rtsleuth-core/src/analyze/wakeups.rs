@@ -231,13 +231,20 @@ impl Wakeups {
             Some(prev) => {
                 self.untraced_switches += 1;
                 self.switch(ev.ts, ev.cpu, prev, ev.pid, None, out);
+                // When it left is not recorded: a waking that raced it has no switch-out to
+                // start from.
+                if let Some(t) = self.tasks.get_mut(&prev) {
+                    t.racing = false;
+                }
             }
             // The first event of a CPU only says who was already running there: a wake-up of
             // that task still in flight ended at some untraced moment before, and is dropped.
             None => {
                 self.cpus[cpu].current = Some(ev.pid);
-                if let Some(t) = self.tasks.get_mut(&ev.pid) {
+                if ev.pid != 0 {
+                    let t = self.tasks.entry(ev.pid).or_default();
                     self.dropped_unseen += u64::from(t.pending.take().is_some());
+                    t.on_cpu = Some(ev.cpu);
                 }
             }
         }

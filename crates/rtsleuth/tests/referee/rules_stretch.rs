@@ -162,8 +162,8 @@ pub fn unknown_task_not_ranked(f: &Finding, cx: &Ctx, out: &mut Out) {
 }
 
 /// E3 rank: the culprit's own latest printed prio at the start, against the victim's, gives
-/// the stretch's class; its prio at the switch-out ending its hold (at or before the run)
-/// gives the same class.
+/// the stretch's class; the victim's prio at its switch-in and the culprit's at the
+/// switch-out ending its hold (at or before the run) give the same class.
 pub fn rank_matches_class(f: &Finding, cx: &Ctx, out: &mut Out) {
     for (i, s) in f
         .timeline
@@ -184,6 +184,16 @@ pub fn rank_matches_class(f: &Finding, cx: &Ctx, out: &mut Out) {
             );
             continue;
         }
+        if let Some(ran) = victim_run_prio(cx, f, s.start) {
+            if class(c, ran) != s.kind {
+                out.put(
+                    "E3_rank",
+                    Some(i),
+                    format!("the victim ran with prio {ran}: {}", class(c, ran)),
+                );
+                continue;
+            }
+        }
         if let Some(out_prio) = switch_out_prio(cx, s, pid, f.run) {
             if class(out_prio, v) != s.kind {
                 out.put(
@@ -197,6 +207,17 @@ pub fn rank_matches_class(f: &Finding, cx: &Ctx, out: &mut Out) {
             }
         }
     }
+}
+
+/// The prio the victim's switch-in at the run prints, when nothing printed between `start`
+/// and that switch (a traced sched_pi_setprio) already explains a change.
+fn victim_run_prio(cx: &Ctx, f: &Finding, start: i64) -> Option<i64> {
+    let run = cx
+        .trace
+        .inside(f.cpu, f.run - 3, f.run + 3)
+        .find(|e| e.name == "sched_switch" && e.num("next_pid") == Some(f.pid))?;
+    let unchanged = cx.sched.prio_at(f.pid, run.ts - 1) == cx.sched.prio_at(f.pid, start);
+    unchanged.then(|| run.num("next_prio")).flatten()
 }
 
 /// The prio the culprit left the CPU with, when nothing printed between the stretch's start

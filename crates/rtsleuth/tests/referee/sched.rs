@@ -43,8 +43,6 @@ impl Wakeup {
 #[derive(Default)]
 struct TaskState {
     running_on: Option<u32>,
-    /// The CPU it was switched in on and not yet switched out of, by the switches alone (V2).
-    switched_on: Option<u32>,
     pending: Option<Wakeup>,
     /// A sched_waking seen while the task ran (W1), and its switch-out after it, if any.
     raced: Option<(Wakeup, Option<(i64, u32)>)>,
@@ -91,8 +89,17 @@ impl Sched {
                 }
             }
             s.prio_of(e);
-            if e.name != "sched_switch" && e.pid >= 0 {
+            let cpu_first = t
+                .by_cpu
+                .get(&e.cpu)
+                .is_some_and(|ix| std::ptr::eq(&t.events[ix[0]], e));
+            if e.pid >= 0 {
                 s.untraced_switch(e, &mut tasks);
+            }
+            // A switch is an event of the task it takes the CPU from (its pid column): that
+            // task ran, whatever the switches before said.
+            if e.pid > 0 && e.name == "sched_switch" {
+                s.own_event(e, &mut tasks, cpu_first);
             }
             match e.name.as_str() {
                 "sched_switch" => s.switch(e, &mut tasks, has_wakeup),
@@ -107,10 +114,6 @@ impl Sched {
                 }
                 _ => {}
             }
-            let cpu_first = t
-                .by_cpu
-                .get(&e.cpu)
-                .is_some_and(|ix| std::ptr::eq(&t.events[ix[0]], e));
             if e.pid > 0 && e.name != "sched_switch" {
                 s.own_event(e, &mut tasks, cpu_first);
             }
@@ -144,7 +147,6 @@ impl Sched {
         let state = e.field("prev_state").unwrap_or("R");
         let p = tasks.entry(prev).or_default();
         p.running_on = None;
-        p.switched_on = None;
         p.in_place = None;
         if let Some((w, out)) = p.raced.as_mut() {
             if runnable(state) {
@@ -157,14 +159,21 @@ impl Sched {
         }
         self.switches.entry(e.cpu).or_default().push(e.ts);
         self.shown_running(e.cpu, e.ts, next);
-        let n = tasks.entry(next).or_default();
-        let elsewhere = n.switched_on.filter(|&c| c != e.cpu);
-        let still_there = |c: u32| self.current.get(&c).and_then(|v| v.last()).map(|x| x.1);
-        if next > 0 && elsewhere.is_some_and(|c| still_there(c) == Some(next)) {
+        // V2: another CPU's task (by its switches and pid column) is the one switched in here.
+        let elsewhere = self
+            .current
+            .iter()
+            .any(|(&c, v)| c != e.cpu && v.last().map(|x| x.1) == Some(next));
+        if next > 0 && elsewhere {
             self.impossible.push((next, e.ts));
+            // Events went missing without a marker: as at one, nothing in flight is measured.
+            for st in tasks.values_mut() {
+                st.pending = None;
+                st.raced = st.raced.take().filter(|(_, out)| out.is_none());
+            }
         }
+        let n = tasks.entry(next).or_default();
         n.running_on = Some(e.cpu);
-        n.switched_on = Some(e.cpu);
         // A raced waking confirmed only by the switch-out, in a trace without sched_wakeup.
         if let Some((w, Some(_))) = n.raced.take() {
             if !has_wakeup && n.pending.is_none() {

@@ -50,8 +50,11 @@ pub const KERNEL_PATH_MAX_NS: u64 = 1_000_000;
 #[derive(Debug, Clone)]
 pub struct WakeUp {
     pub pid: i32,
-    /// The woken task's priority: who outranks it.
+    /// The woken task's priority when it was woken: who outranks it.
     pub prio: i32,
+    /// The priority its switch-in printed. Another one means it changed while the task
+    /// waited, at a moment the trace does not show (Android's binder lends priorities).
+    pub ran_prio: i32,
     pub wakeup: Timestamp,
     pub waker_cpu: u32,
     pub context: WakeContext,
@@ -384,8 +387,19 @@ impl Judge<'_> {
         let Some(prio) = prio.filter(|_| pid > 0) else {
             return (Cause::Unknown, None, Note::Unranked { pid });
         };
-        let cause = self.class(prio);
-        if let Some(out) = s.prio_out.filter(|&out| self.class(out) != cause) {
+        let cause = self.class(prio, self.w.prio);
+        if self.class(prio, self.w.ran_prio) != cause {
+            let note = Note::VictimPrioChanged {
+                pid,
+                from: self.w.prio,
+                to: self.w.ran_prio,
+            };
+            return (Cause::Unknown, None, note);
+        }
+        if let Some(out) = s
+            .prio_out
+            .filter(|&out| self.class(out, self.w.prio) != cause)
+        {
             let note = Note::PrioChanged {
                 pid,
                 from: prio,
@@ -402,9 +416,9 @@ impl Judge<'_> {
         }
     }
 
-    /// The ranked class of a task of priority `prio` keeping the victim waiting.
-    fn class(&self, prio: i32) -> Cause {
-        match rank::compare(prio, self.w.prio) {
+    /// The ranked class of a task of priority `prio` keeping a victim of `victim`'s waiting.
+    fn class(&self, prio: i32, victim: i32) -> Cause {
+        match rank::compare(prio, victim) {
             Ordering::Greater => Cause::HigherPriority,
             Ordering::Equal => Cause::FairShare,
             Ordering::Less => Cause::PreemptOff,
@@ -437,6 +451,7 @@ mod tests {
         let w = WakeUp {
             pid: 100,
             prio: 19,
+            ran_prio: 19,
             wakeup: 1_000,
             waker_cpu: 0,
             context: WakeContext::default(),

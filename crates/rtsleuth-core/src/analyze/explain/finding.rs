@@ -86,6 +86,9 @@ pub enum Note {
     /// The task was switched in with priority `from` and out with `to`, which rank it
     /// differently against the victim: which held when is not in the trace.
     PrioChanged { pid: i32, from: i32, to: i32 },
+    /// The victim was woken with priority `from` and switched in with `to`, which rank task
+    /// `pid` differently: which held while it waited is not in the trace.
+    VictimPrioChanged { pid: i32, from: i32, to: i32 },
     /// A task held the CPU whose priority the trace never printed, or a placeholder for a task
     /// it does not name (a negative pid): it cannot be ranked against the victim.
     Unranked { pid: i32 },

@@ -232,6 +232,7 @@ impl Explain {
             wake: WakeUp {
                 pid,
                 prio,
+                ran_prio: prio,
                 wakeup: ev.ts,
                 waker_cpu: ev.cpu,
                 context,
@@ -250,7 +251,7 @@ impl Explain {
             return;
         };
         if let Some(prio) = w.prio {
-            p.wake.prio = prio;
+            p.wake.ran_prio = prio;
         }
         let finding = self.explain(&p, p.due, w.cpu, w.run, RunAt::Wake(w.run_at), w.run);
         let v = self

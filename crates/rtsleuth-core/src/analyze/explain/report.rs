@@ -373,6 +373,11 @@ impl Explain {
                 self.task_name(pid),
                 f.prio
             ),
+            Note::VictimPrioChanged { pid, from, to } => format!(
+                "{} held CPU{cpu} while {victim} was runnable; {victim} was woken with priority {from} and ran with {to}, which rank {} differently, and the trace does not show when its priority changed",
+                self.task_name(pid),
+                self.task_name(pid)
+            ),
             Note::Unranked { pid } if pid < 0 => format!(
                 "CPU{cpu} ran a task the trace does not name (before the CPU's first switch) while {victim} was runnable: it cannot be ranked against it"
             ),

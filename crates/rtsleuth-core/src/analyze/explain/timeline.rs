@@ -519,7 +519,10 @@ fn irq_toggle_in_softirq(ev: &Event<'_>) -> bool {
         && f.softirq
         && !f.hardirq
         && !f.nmi
-        && matches!(ev.kind, EventKind::IrqDisable { .. } | EventKind::IrqEnable { .. })
+        && matches!(
+            ev.kind,
+            EventKind::IrqDisable { .. } | EventKind::IrqEnable { .. }
+        )
 }
 
 #[cfg(test)]

@@ -148,6 +148,7 @@ mod tests {
         let wake = WakeUp {
             pid: 1,
             prio: 19,
+            ran_prio: 19,
             wakeup: 1000,
             waker_cpu: 0,
             context: Default::default(),
