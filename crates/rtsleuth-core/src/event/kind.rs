@@ -27,6 +27,35 @@ pub enum MarkerKind {
     Console,
 }
 
+/// Where a timerlat sample was taken: in the timer's interrupt handler, in the timerlat
+/// thread it woke, or on the return to a user-space workload (`rtla timerlat -u`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TimerlatContext {
+    Irq,
+    Thread,
+    User,
+}
+
+impl TimerlatContext {
+    /// The name the kernel prints (`context irq`, `context thread`, `context user-ret`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TimerlatContext::Irq => "irq",
+            TimerlatContext::Thread => "thread",
+            TimerlatContext::User => "user-ret",
+        }
+    }
+}
+
+/// What kind of interference an osnoise noise event measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoiseSource {
+    Nmi,
+    Irq,
+    Softirq,
+    Thread,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum EventKind<'a> {
     /// A task printed as [`super::UNKNOWN_PID`] is one the trace does not name; a prio of
@@ -179,6 +208,24 @@ pub enum EventKind<'a> {
     Function {
         function: &'a str,
         parent: &'a str,
+    },
+    /// A timerlat sample (the timerlat tracer's output, or `osnoise:timerlat_sample`):
+    /// activation `seq` of this CPU's timerlat timer was seen `latency_ns` after the timer's
+    /// expiry, in `context`.
+    TimerlatSample {
+        seq: u64,
+        context: TimerlatContext,
+        latency_ns: u64,
+    },
+    /// An osnoise noise event (`irq_noise`, `softirq_noise`, `thread_noise`, `nmi_noise`): on
+    /// this CPU, `name` (the IRQ's or softirq's description, the thread's comm; empty for an
+    /// NMI) with `id` (vector, softirq number, pid) ran from `start_ns` for `duration_ns`.
+    OsnoiseNoise {
+        source: NoiseSource,
+        name: &'a str,
+        id: Option<i32>,
+        start_ns: u64,
+        duration_ns: u64,
     },
     Other,
 }

@@ -38,6 +38,20 @@ impl Decode {
         "sched_process_exit",
     ]);
 
+    /// The scheduler events and rtla's timerlat samples (`latency` reports both).
+    pub const LATENCY: Decode = Decode::Only(&[
+        "sched_switch",
+        "sched_waking",
+        "sched_wakeup",
+        "sched_wakeup_new",
+        "sched_migrate_task",
+        "sched_process_fork",
+        "sched_process_exit",
+        "",
+        "timerlat",
+        "timerlat_sample",
+    ]);
+
     /// What two sinks fed the same stream need together.
     pub fn union(self, other: Decode) -> Decode {
         if self == other {

@@ -16,6 +16,7 @@
 mod histogram;
 mod per_task;
 mod report;
+mod timerlat;
 
 pub use histogram::{Bucket, LatencyHistogram};
 pub use per_task::TaskLatency;
@@ -66,6 +67,7 @@ pub struct Latency {
     per_cpu: BTreeMap<u32, LatencyHistogram>,
     names: super::TaskNames,
     wakeups: Wakeups,
+    timerlat: timerlat::Timerlat,
     /// The tracker's steps of the current event (kept to reuse its allocation).
     steps: Vec<Step>,
 }
@@ -78,6 +80,7 @@ impl Latency {
             per_cpu: BTreeMap::new(),
             names: Default::default(),
             wakeups: Wakeups::default(),
+            timerlat: timerlat::Timerlat::default(),
             steps: Vec::new(),
         }
     }
@@ -168,6 +171,7 @@ impl EventSink for Latency {
         ) {
             self.names.observe(ev);
         }
+        self.timerlat.observe(ev);
         let mut steps = std::mem::take(&mut self.steps);
         self.wakeups.event(ev, &mut steps);
         self.learn_prio(ev);
@@ -190,7 +194,7 @@ impl EventSink for Latency {
     }
 
     fn decode(&self) -> Decode {
-        Decode::SCHED
+        Decode::LATENCY
     }
 
     fn lost(&mut self, _cpu: Option<u32>, _count: Option<u64>) {

@@ -139,6 +139,7 @@ impl Latency {
             "tasks": tasks_json,
             "per_cpu": cpus_json,
             "total": hist_json(&overall),
+            "timerlat": self.timerlat.json(),
             "warnings": [],
         });
         self.wakeups.annotate(&mut json["trace"], &mut warnings);
@@ -147,6 +148,9 @@ impl Latency {
             Block::Table(self.task_table(&rows)),
             Block::Table(self.cpu_table()),
         ];
+        if !self.timerlat.is_empty() {
+            blocks.push(Block::Table(self.timerlat.table()));
+        }
         if self.opts.hist {
             let buckets = overall.log2_buckets_us();
             json["histogram"] = buckets_json(&buckets);

@@ -10,6 +10,7 @@ mod header;
 mod line;
 pub(crate) mod payload;
 mod perf_line;
+mod rtla;
 
 pub use header::Header;
 pub use line::{parse_line, Line, LineContext, NonEvent, TimestampUnit};

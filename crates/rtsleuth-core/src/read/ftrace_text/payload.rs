@@ -6,6 +6,7 @@
 //! `comm:pid [prio] success=1 CPU:002`. A payload that does not decode becomes
 //! [`EventKind::Other`] and keeps its text.
 
+use super::rtla;
 use crate::event::{EventKind, Fields, IrqVector, MarkerKind, TaskState};
 
 pub fn decode<'a>(name: &'a str, payload: &'a str) -> EventKind<'a> {
@@ -95,7 +96,12 @@ pub fn decode<'a>(name: &'a str, payload: &'a str) -> EventKind<'a> {
         "sys_enter" => sys_enter(payload),
         "sys_exit" => sys_exit(payload),
         "function" => function(payload),
-        _ => irq_vector(name, payload),
+        // The timerlat tracer's own lines have no event name; trace.dat names them `timerlat`.
+        "" | "timerlat" | "timerlat_sample" => rtla::sample(payload),
+        _ => match rtla::noise_source(name) {
+            Some(source) => rtla::noise(source, payload),
+            None => irq_vector(name, payload),
+        },
     };
     decoded.unwrap_or(EventKind::Other)
 }

@@ -1,0 +1,180 @@
+//! rtla's timerlat samples in `latency` (issue 24): per CPU and context, against the numbers
+//! the kernel documentation prints, an independent count of every sample of the lab's rtla
+//! recordings (`tests/fixtures/rtla/independent_timerlat.py`), and rtla's own summary of
+//! those runs (`rtla.txt`, its `timerlat top` table).
+
+use rtsleuth_core::analyze::latency::{Latency, LatencyOptions};
+use rtsleuth_core::input::Input;
+use rtsleuth_core::read;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+
+fn timerlat(path: &Path) -> Vec<Value> {
+    let mut lat = Latency::new(LatencyOptions::default());
+    let input = Input::open(path.to_str().unwrap()).unwrap();
+    let info = read::read(input, &mut lat).unwrap();
+    lat.document(&info).json["timerlat"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn row<'a>(rows: &'a [Value], cpu: u64, context: &str) -> &'a Value {
+    rows.iter()
+        .find(|r| r["cpu"] == cpu && r["context"] == context)
+        .unwrap_or_else(|| panic!("no row for CPU{cpu} {context}: {rows:?}"))
+}
+
+/// The timerlat tracer's example output: CPU0's largest irq latency is 932 ns and thread
+/// latency 11700 ns, CPU1's 2833 and 9820 ns, two activations each.
+#[test]
+fn the_kernel_documentations_samples_give_the_printed_maxima() {
+    let rows = timerlat(&Path::new(REPO).join("tests/fixtures/rtla/doc_timerlat.txt"));
+    for (cpu, context, count, max_us, min_us) in [
+        (0, "irq", 2, 0.932, 0.769),
+        (0, "thread", 2, 11.7, 3.07),
+        (1, "irq", 2, 2.833, 0.935),
+        (1, "thread", 2, 9.82, 4.351),
+    ] {
+        let r = row(&rows, cpu, context);
+        assert_eq!(r["count"], count);
+        assert_eq!(r["max_us"], max_us, "{r}");
+        assert_eq!(r["min_us"], min_us, "{r}");
+    }
+    assert_eq!(rows.len(), 4);
+    let stack = timerlat(&Path::new(REPO).join("tests/fixtures/rtla/doc_print_stack.txt"));
+    assert_eq!(row(&stack, 7, "thread")["max_us"], 859.978);
+    assert_eq!(row(&stack, 7, "irq")["max_us"], 1.616);
+}
+
+/// Every trace with an independent summary beside it.
+fn summarised() -> Vec<(PathBuf, PathBuf)> {
+    let mut out = Vec::new();
+    let rtla = Path::new(REPO).join("tests/fixtures/rtla");
+    for name in ["doc_timerlat", "doc_osnoise_events", "doc_print_stack"] {
+        out.push((
+            rtla.join(format!("{name}.txt")),
+            rtla.join(format!("{name}.expected.json")),
+        ));
+    }
+    let lab = Path::new(REPO).join("tests/fixtures/lab");
+    for kernel in std::fs::read_dir(&lab).unwrap().flatten() {
+        for run in std::fs::read_dir(kernel.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let trace = run.path().join("timerlat_trace.txt");
+            if trace.exists() {
+                out.push((trace, run.path().join("timerlat_trace.expected.json")));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_sample_is_counted_as_an_independent_reading_counts_it() {
+    let traces = summarised();
+    assert!(traces.len() >= 11, "{} traces", traces.len());
+    for (trace, expected) in traces {
+        let want: Vec<Value> =
+            serde_json::from_str(&std::fs::read_to_string(&expected).unwrap()).unwrap();
+        let got = timerlat(&trace);
+        assert_eq!(got.len(), want.len(), "{}", trace.display());
+        for w in &want {
+            let g = row(
+                &got,
+                w["cpu"].as_u64().unwrap(),
+                w["context"].as_str().unwrap(),
+            );
+            let ctx = format!("{}: {g} vs {w}", trace.display());
+            let us = |k: &str| w[k].as_f64().unwrap() / 1e3;
+            let count = w["count"].as_f64().unwrap();
+            assert_eq!(g["count"], w["count"], "{ctx}");
+            assert_eq!(g["min_us"].as_f64(), Some(us("min_ns")), "{ctx}");
+            assert_eq!(g["max_us"].as_f64(), Some(us("max_ns")), "{ctx}");
+            assert_eq!(
+                g["max_ts"].as_f64(),
+                w["max_ts"].as_str().unwrap().parse().ok(),
+                "{ctx}"
+            );
+            let avg = us("sum_ns") / count;
+            assert!((g["avg_us"].as_f64().unwrap() - avg).abs() < 1e-6, "{ctx}");
+            // Percentiles come from an HDR histogram: within 0.1% of the nearest rank.
+            for (mine, theirs) in [
+                ("p50_us", "p50_ns"),
+                ("p99_us", "p99_ns"),
+                ("p999_us", "p999_ns"),
+            ] {
+                let (m, t) = (g[mine].as_f64().unwrap(), us(theirs));
+                assert!((m - t).abs() <= t * 1e-3 + 1e-9, "{mine}: {ctx}");
+            }
+        }
+    }
+}
+
+/// One CPU row of rtla's `timerlat top` table: count, then (min, avg, max) per context in
+/// whole microseconds, `None` where rtla printed `-`.
+fn rtla_top(text: &str) -> Vec<(u64, u64, [Option<[u64; 3]>; 3])> {
+    let mut rows = Vec::new();
+    for line in text.lines() {
+        let cols: Vec<&str> = line.split('|').collect();
+        let Some((cpu, count)) = cols[0].trim().split_once(" #") else {
+            continue;
+        };
+        let (Ok(cpu), Ok(count)) = (cpu.trim().parse(), count.trim().parse()) else {
+            continue;
+        };
+        let mut ctx = [None; 3];
+        for (i, c) in cols.iter().skip(1).take(3).enumerate() {
+            let v: Vec<Option<u64>> = c.split_whitespace().map(|x| x.parse().ok()).collect();
+            if let [_, Some(min), Some(avg), Some(max)] = v[..] {
+                ctx[i] = Some([min, avg, max]);
+            }
+        }
+        rows.push((cpu, count, ctx));
+    }
+    rows
+}
+
+/// rtla read the same runs through its own instance and prints whole microseconds (cut, not
+/// rounded). Where it counted as many samples of a context as the saved trace holds, its
+/// minimum, average and maximum are ours cut to the microsecond.
+#[test]
+fn rtla_summarised_the_lab_runs_as_latency_does() {
+    let mut compared = 0;
+    for (trace, _) in summarised() {
+        let Ok(text) = std::fs::read_to_string(trace.with_file_name("rtla.txt")) else {
+            continue;
+        };
+        let got = timerlat(&trace);
+        for (cpu, count, contexts) in rtla_top(&text) {
+            for (context, theirs) in ["irq", "thread", "user-ret"].iter().zip(contexts) {
+                let Some([min, avg, max]) = theirs else {
+                    continue;
+                };
+                let Some(g) = got
+                    .iter()
+                    .find(|r| r["cpu"] == cpu && r["context"] == *context)
+                else {
+                    continue;
+                };
+                if g["count"] != count {
+                    continue;
+                }
+                let cut = |k: &str| g[k].as_f64().unwrap().floor() as u64;
+                assert_eq!(
+                    [cut("min_us"), cut("avg_us"), cut("max_us")],
+                    [min, avg, max],
+                    "{} CPU{cpu} {context}",
+                    trace.display()
+                );
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared >= 8, "{compared} rows compared with rtla");
+}
