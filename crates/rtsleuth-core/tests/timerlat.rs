@@ -116,9 +116,12 @@ fn every_sample_is_counted_as_an_independent_reading_counts_it() {
     }
 }
 
-/// One CPU row of rtla's `timerlat top` table: count, then (min, avg, max) per context in
-/// whole microseconds, `None` where rtla printed `-`.
-fn rtla_top(text: &str) -> Vec<(u64, u64, [Option<[u64; 3]>; 3])> {
+/// (min, avg, max) of the irq, thread and user-ret contexts, `None` where rtla printed `-`.
+type Contexts = [Option<[u64; 3]>; 3];
+
+/// One CPU row of rtla's `timerlat top` table: CPU, count, then each context in whole
+/// microseconds.
+fn rtla_top(text: &str) -> Vec<(u64, u64, Contexts)> {
     let mut rows = Vec::new();
     for line in text.lines() {
         let cols: Vec<&str> = line.split('|').collect();
