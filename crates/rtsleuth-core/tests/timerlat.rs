@@ -181,3 +181,48 @@ fn rtla_summarised_the_lab_runs_as_latency_does() {
     }
     assert!(compared >= 8, "{compared} rows compared with rtla");
 }
+
+/// A trace of the timerlat tracer alone has no wake-up to explain: `explain` says so, and
+/// where the samples are. One with switches only says the first half; one with wake-ups of
+/// no target keeps the hint about targets unless every task was asked for.
+#[test]
+fn explain_says_why_it_explained_nothing() {
+    use rtsleuth_core::analyze::explain::{Explain, ExplainOptions};
+    use rtsleuth_core::read::ftrace_text::read_bytes;
+    let warnings = |text: &str, all: bool| -> Vec<String> {
+        let mut ex = Explain::new(ExplainOptions {
+            all,
+            ..ExplainOptions::default()
+        });
+        let info = read_bytes("t", text.as_bytes().to_vec(), 1 << 16, &mut ex).unwrap();
+        let doc = ex.document(&info).json;
+        let w = doc["warnings"].as_array().unwrap();
+        w.iter().map(|w| w.as_str().unwrap().to_string()).collect()
+    };
+    let doc = std::fs::read_to_string(Path::new(REPO).join("tests/fixtures/rtla/doc_timerlat.txt"))
+        .unwrap();
+    let none = "the trace has no sched_waking or sched_wakeup events";
+    let said = warnings(&doc, false);
+    assert!(
+        said.iter()
+            .any(|w| w.starts_with(none) && w.contains("8 timerlat samples")),
+        "{said:?}"
+    );
+    let switches = "          <idle>-0     [000] d..2.   1.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=rt-app next_pid=7 next_prio=120\n";
+    let said = warnings(switches, true);
+    assert!(
+        said.iter()
+            .any(|w| w.starts_with(none) && !w.contains("timerlat")),
+        "{said:?}"
+    );
+    let woken = format!(
+        "{switches}            bash-9     [001] d..2.   1.000100: sched_waking: comm=kw pid=11 prio=120 target_cpu=001\n"
+    );
+    let target_hint = "see --all";
+    assert!(warnings(&woken, false)
+        .iter()
+        .any(|w| w.contains(target_hint)));
+    assert!(!warnings(&woken, true)
+        .iter()
+        .any(|w| w.contains(target_hint) || w.starts_with(none)));
+}

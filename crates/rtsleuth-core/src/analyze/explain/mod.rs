@@ -120,6 +120,9 @@ pub struct Explain {
     /// Tasks that wrote cyclictest's `hit latency threshold` mark.
     marked: Vec<i32>,
     dropped_by_lost: u64,
+    /// What the trace held, to say why nothing was explained when nothing was.
+    wakeup_events: u64,
+    timerlat_samples: u64,
 }
 
 impl Explain {
@@ -137,6 +140,8 @@ impl Explain {
             steps: Vec::new(),
             marked: Vec::new(),
             dropped_by_lost: 0,
+            wakeup_events: 0,
+            timerlat_samples: 0,
         }
     }
 
@@ -404,6 +409,13 @@ fn threshold_latency_us(text: &str) -> Option<f64> {
 impl EventSink for Explain {
     fn event(&mut self, ev: &Event<'_>) {
         self.tasks.observe(ev);
+        match ev.kind {
+            EventKind::SchedWaking { .. }
+            | EventKind::SchedWakeup { .. }
+            | EventKind::SchedWakeupNew { .. } => self.wakeup_events += 1,
+            EventKind::TimerlatSample { .. } => self.timerlat_samples += 1,
+            _ => {}
+        }
         let prios = &self.prios;
         timeline(&mut self.cpus, ev.cpu, ev.ts)
             .on_event(ev, &mut self.names, |pid| prios.get(&pid).copied());

@@ -135,6 +135,26 @@ impl Explain {
         sorted(&aggregate)
     }
 
+    /// Why no wake-up was explained: the trace has none, or none of a target.
+    fn why_nothing(&self) -> String {
+        if self.wakeup_events > 0 {
+            let hint = if self.opts.all {
+                ""
+            } else {
+                " (by default: real-time tasks, prio < 100; see --all, --pid, --task)"
+            };
+            return format!("no wake-up of a target task was found{hint}");
+        }
+        let mut why = "the trace has no sched_waking or sched_wakeup events: explain starts from a task's wake-up, so nothing could be explained".to_string();
+        if self.timerlat_samples > 0 {
+            why += &format!(
+                "; it holds {} timerlat samples, which `rtsleuth latency` summarises per CPU and context",
+                self.timerlat_samples
+            );
+        }
+        why
+    }
+
     pub fn document(&mut self, info: &TraceInfo) -> Document {
         let pids = self.reported_pids();
         let findings = self.reported_findings(&pids);
@@ -148,10 +168,7 @@ impl Explain {
             ));
         }
         if pids.is_empty() {
-            warnings.push(
-                "no wake-up of a target task was found (by default: real-time tasks, prio < 100; see --all, --pid, --task)"
-                    .into(),
-            );
+            warnings.push(self.why_nothing());
         }
 
         let targets: Vec<Value> = pids
