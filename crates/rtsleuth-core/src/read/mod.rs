@@ -47,7 +47,6 @@ impl Decode {
         "sched_migrate_task",
         "sched_process_fork",
         "sched_process_exit",
-        "",
         "timerlat",
         "timerlat_sample",
     ]);

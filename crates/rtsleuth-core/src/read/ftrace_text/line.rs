@@ -239,6 +239,13 @@ fn parse_event<'a>(line: &'a str, ctx: &LineContext) -> Option<Line<'a>> {
     } else {
         split_name(rest)
     };
+    // The timerlat tracer prints its samples with no event name (`#1 context irq …`); in a
+    // trace.dat the same records are the `timerlat` event.
+    let name = if name.is_empty() && payload.starts_with('#') {
+        "timerlat"
+    } else {
+        name
+    };
     let kind = if ctx.decode.wants(name) {
         payload::decode(name, payload)
     } else {

@@ -96,8 +96,8 @@ pub fn decode<'a>(name: &'a str, payload: &'a str) -> EventKind<'a> {
         "sys_enter" => sys_enter(payload),
         "sys_exit" => sys_exit(payload),
         "function" => function(payload),
-        // The timerlat tracer's own lines have no event name; trace.dat names them `timerlat`.
-        "" | "timerlat" | "timerlat_sample" => rtla::sample(payload),
+        // The timerlat tracer's samples (named so by the line reader) and the osnoise event.
+        "timerlat" | "timerlat_sample" => rtla::sample(payload),
         _ => match rtla::noise_source(name) {
             Some(source) => rtla::noise(source, payload),
             None => irq_vector(name, payload),
