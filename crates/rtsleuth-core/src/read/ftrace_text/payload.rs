@@ -276,36 +276,75 @@ fn wakeup_fields(p: &str) -> Option<(&str, i32, i32, Option<u32>)> {
     Some((comm?, pid?, prio?, cpu))
 }
 
+/// The kernel's `comm=%s pid=%d prio=%d orig_cpu=%d dest_cpu=%d`, else any `key=value` form.
 fn migrate(p: &str) -> Option<EventKind<'_>> {
-    let f = Fields::new(p);
+    let [comm, pid, prio, orig_cpu, dest_cpu] =
+        in_order(p, ["comm=", " pid=", " prio=", " orig_cpu=", " dest_cpu="]).or_else(|| {
+            let f = Fields::new(p);
+            Some([
+                f.get("comm")?,
+                f.get("pid")?,
+                f.get("prio")?,
+                f.get("orig_cpu")?,
+                f.get("dest_cpu")?,
+            ])
+        })?;
     Some(EventKind::SchedMigrateTask {
-        comm: f.get("comm")?,
-        pid: int(f.get("pid")?)?,
-        prio: int(f.get("prio")?)?,
-        orig_cpu: uint(f.get("orig_cpu")?)?,
-        dest_cpu: uint(f.get("dest_cpu")?)?,
+        comm,
+        pid: int(pid)?,
+        prio: int(prio)?,
+        orig_cpu: uint(orig_cpu)?,
+        dest_cpu: uint(dest_cpu)?,
     })
 }
 
-/// The kernel prints `comm=`/`pid=` for the fields named `parent_comm`/`parent_pid`, which
-/// is what raw printers show.
+/// The kernel's `comm=%s pid=%d child_comm=%s child_pid=%d`; raw printers name the first two
+/// fields `parent_comm`/`parent_pid`, as the event's format does.
 fn fork(p: &str) -> Option<EventKind<'_>> {
-    let f = Fields::new(p);
+    let [parent_comm, parent_pid, child_comm, child_pid] =
+        in_order(p, ["comm=", " pid=", " child_comm=", " child_pid="]).or_else(|| {
+            let f = Fields::new(p);
+            Some([
+                f.get("comm").or_else(|| f.get("parent_comm"))?,
+                f.get("pid").or_else(|| f.get("parent_pid"))?,
+                f.get("child_comm")?,
+                f.get("child_pid")?,
+            ])
+        })?;
     Some(EventKind::SchedProcessFork {
-        parent_comm: f.get("comm").or_else(|| f.get("parent_comm"))?,
-        parent_pid: int(f.get("pid").or_else(|| f.get("parent_pid"))?)?,
-        child_comm: f.get("child_comm")?,
-        child_pid: int(f.get("child_pid")?)?,
+        parent_comm,
+        parent_pid: int(parent_pid)?,
+        child_comm,
+        child_pid: int(child_pid)?,
     })
 }
 
+/// The kernel's `comm=%s pid=%d prio=%d` (newer kernels add `group_dead=`).
 fn process_exit(p: &str) -> Option<EventKind<'_>> {
-    let f = Fields::new(p);
+    let [comm, pid, prio] = in_order(p, ["comm=", " pid=", " prio="]).or_else(|| {
+        let f = Fields::new(p);
+        Some([f.get("comm")?, f.get("pid")?, f.get("prio")?])
+    })?;
     Some(EventKind::SchedProcessExit {
-        comm: f.get("comm")?,
-        pid: int(f.get("pid")?)?,
-        prio: int(f.get("prio")?)?,
+        comm,
+        pid: int(pid)?,
+        prio: int(prio)?,
     })
+}
+
+/// The values of a payload printed with exactly these keys in this order, as a kernel print
+/// format prints them (`keys[0]` starts the payload, the others come with their leading
+/// blank). Each value runs to the next key of the list, not to the next blank or `key=`, so a
+/// task name holding blanks, colons or `=` (`comm=tmux: server`, `comm=a=b`) stays whole. The
+/// last value is a number and ends at a blank: newer kernels may print more fields after it.
+fn in_order<'a, const N: usize>(p: &'a str, keys: [&str; N]) -> Option<[&'a str; N]> {
+    let mut c = Cursor(p.strip_prefix(keys[0])?);
+    let mut values = [""; N];
+    for i in 1..N {
+        values[i - 1] = c.until(keys[i])?;
+    }
+    values[N - 1] = c.0.split_ascii_whitespace().next()?;
+    Some(values)
 }
 
 fn irq_entry(p: &str) -> Option<EventKind<'_>> {
@@ -534,6 +573,85 @@ mod tests {
                 next_comm: "CompositorTileW",
                 next_pid: 3490,
                 next_prio: Some(120)
+            }
+        );
+    }
+
+    /// Task names with blanks, colons and `=` in every payload field that holds one, read by
+    /// the field order of the kernel's print formats.
+    #[test]
+    fn task_names_with_blanks_colons_and_equals() {
+        assert_eq!(
+            decode("sched_switch", "prev_comm=tmux: server prev_pid=1613 prev_prio=120 prev_state=S ==> next_comm=kworker/0:1 H next_pid=1217 next_prio=100"),
+            EventKind::SchedSwitch {
+                prev_comm: "tmux: server",
+                prev_pid: 1613,
+                prev_prio: Some(120),
+                prev_state: TaskState::Sleeping,
+                next_comm: "kworker/0:1 H",
+                next_pid: 1217,
+                next_prio: Some(100)
+            }
+        );
+        assert_eq!(
+            decode(
+                "sched_wakeup",
+                "comm=rs:main Q:Reg pid=1769 prio=120 success=1 target_cpu=001"
+            ),
+            EventKind::SchedWakeup {
+                comm: "rs:main Q:Reg",
+                pid: 1769,
+                prio: 120,
+                target_cpu: Some(1)
+            }
+        );
+        assert_eq!(
+            decode(
+                "sched_migrate_task",
+                "comm=a=b: c pid=7 prio=120 orig_cpu=0 dest_cpu=3"
+            ),
+            EventKind::SchedMigrateTask {
+                comm: "a=b: c",
+                pid: 7,
+                prio: 120,
+                orig_cpu: 0,
+                dest_cpu: 3
+            }
+        );
+        assert_eq!(
+            decode(
+                "sched_process_fork",
+                "comm=tmux: server pid=1613 child_comm=tmux: server child_pid=1700"
+            ),
+            EventKind::SchedProcessFork {
+                parent_comm: "tmux: server",
+                parent_pid: 1613,
+                child_comm: "tmux: server",
+                child_pid: 1700
+            }
+        );
+        assert_eq!(
+            decode(
+                "sched_process_exit",
+                "comm=AsyncTask #1 pid=32365 prio=130 group_dead=true"
+            ),
+            EventKind::SchedProcessExit {
+                comm: "AsyncTask #1",
+                pid: 32365,
+                prio: 130
+            }
+        );
+        // Raw printers name the fork's parent fields as the event format does.
+        assert_eq!(
+            decode(
+                "sched_process_fork",
+                "parent_comm=bash parent_pid=2438 child_comm=bash child_pid=2442"
+            ),
+            EventKind::SchedProcessFork {
+                parent_comm: "bash",
+                parent_pid: 2438,
+                child_comm: "bash",
+                child_pid: 2442
             }
         );
     }
