@@ -273,12 +273,35 @@ pub(super) fn printed_by_perf(line: &str) -> bool {
 /// The prefix of an event line and the text after it.
 fn split_prefix<'a>(line: &'a str, ctx: &LineContext) -> Option<(Prefix<'a>, &'a str)> {
     common_prefix(line, ctx).or_else(|| {
-        let colon = first_colon_space(line.as_bytes())?;
-        let head = &line[..colon];
-        let prefix = bracketed_prefix(head, ctx).or_else(|| latency_prefix(head, ctx))?;
-        Some((prefix, line.get(colon + 2..).unwrap_or("")))
+        let mut colons = colon_spaces(line.as_bytes());
+        let first = colons.next()?;
+        prefix_ending_at(line, first, ctx).or_else(|| {
+            // A task name holding `": "` (tmux names its server `tmux: server`) puts the first
+            // colon-space inside the task column; the prefix ends at a later one, the first
+            // before which the columns parse. Only lines that failed every form above get here.
+            colons
+                .take_while(|&c| c < PREFIX_SPAN)
+                .find_map(|c| prefix_ending_at(line, c, ctx))
+        })
     })
 }
+
+/// The bracketed or latency-format prefix made of `line[..colon]`, and the text after the
+/// colon-space at `colon`.
+fn prefix_ending_at<'a>(
+    line: &'a str,
+    colon: usize,
+    ctx: &LineContext,
+) -> Option<(Prefix<'a>, &'a str)> {
+    let head = &line[..colon];
+    let prefix = bracketed_prefix(head, ctx).or_else(|| latency_prefix(head, ctx))?;
+    Some((prefix, line.get(colon + 2..).unwrap_or("")))
+}
+
+/// How far into a line its prefix may end: a task name (at most 15 bytes in the kernel, a few
+/// dozen where Android prints a process's command line), pid, TGID, CPU, flags and timestamp
+/// take far less. The bound keeps a hostile line of many colons linear to read.
+const PREFIX_SPAN: usize = 256;
 
 /// The form nearly every line has, `comm-pid [(tgid)] [cpu] [flags] secs.frac: `, in one
 /// forward pass. Anything unusual returns `None` and goes to the general parsers below, which
@@ -332,9 +355,9 @@ fn skip_spaces(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// The end of the timestamp: the first `": "`, or a `:` ending the line.
-fn first_colon_space(bytes: &[u8]) -> Option<usize> {
-    memchr::memchr_iter(b':', bytes).find(|&i| matches!(bytes.get(i + 1), None | Some(b' ')))
+/// Where a timestamp may end: each `": "`, and a `:` ending the line.
+fn colon_spaces(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    memchr::memchr_iter(b':', bytes).filter(|&i| matches!(bytes.get(i + 1), None | Some(b' ')))
 }
 
 /// `comm-pid (tgid) [cpu] flags timestamp`, flags and tgid optional.
@@ -489,12 +512,22 @@ static ENDS_NAME: [bool; 256] = {
 
 fn split_name(rest: &str) -> (&str, &str) {
     let b = rest.as_bytes();
+    let lead = rest.trim_ascii_start();
+    if is_atrace_mark(lead.as_bytes()) {
+        return (MARKER, lead.trim_ascii_end());
+    }
     let word = b
         .iter()
         .position(|&c| ENDS_NAME[usize::from(c)])
         .unwrap_or(b.len());
     if word > 0 && b.get(word) == Some(&b':') && matches!(b.get(word + 1), None | Some(b' ')) {
-        return (&rest[..word], rest[word + 1..].trim_ascii_start());
+        let (name, payload) = (&rest[..word], rest[word + 1..].trim_ascii_start());
+        // Old kernels print a trace_marker write whose caller they could not name with the
+        // address 0 in the name's place (`0: B|1234|draw`); it is the same write.
+        if name == "0" && (is_atrace_mark(payload.as_bytes()) || payload.starts_with(CLOCK_SYNC)) {
+            return (MARKER, payload);
+        }
+        return (name, payload);
     }
     let t = rest.trim_ascii();
     let name = if t.starts_with("<stack trace>") {
@@ -515,6 +548,25 @@ fn split_name(rest: &str) -> (&str, &str) {
         ""
     };
     (name, t)
+}
+
+/// The name trace_marker writes get, with or without one printed.
+const MARKER: &str = "tracing_mark_write";
+
+/// The mark systrace writes to line up its clocks with the trace's.
+const CLOCK_SYNC: &str = "trace_event_clock_sync:";
+
+/// Android's userspace trace points as atrace writes them to trace_marker: `B|pid|name`
+/// (begin), `E` or `E|pid` (end), `C|pid|name|value` (counter), `S`/`F|pid|name|cookie`
+/// (async begin and end), `I`/`N` (instants), `G`/`H` (async on a named track). Tools that
+/// rewrite atrace output sometimes drop the event name before them, and a name may hold
+/// `": "`, so they are recognised before looking for an event name.
+fn is_atrace_mark(b: &[u8]) -> bool {
+    match b {
+        [kind, b'|', ..] => b"BECSFINGH".contains(kind),
+        [b'E', rest @ ..] => rest.trim_ascii().is_empty(),
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -562,6 +614,84 @@ mod tests {
         assert_eq!((e.comm, e.pid, e.name), ("<...>", 4083, "sys_enter"));
         let e = ev("    kworker/u8:2-events-77 [001] ..... 1.5: workqueue_execute_end: work struct 000000002b1a0c2a: function vmstat_update");
         assert_eq!((e.comm, e.pid), ("kworker/u8:2-events", 77));
+    }
+
+    /// A colon-space in the task column (tmux names its processes `tmux: server` and
+    /// `tmux: client`) is not the end of the timestamp, in every prefix form.
+    #[test]
+    fn task_names_with_colon_space() {
+        let e = ev("tmux: server-1613 [000] d.h1 21926.770742: sched_stat_runtime: comm=tmux: server pid=1613 runtime=77432 [ns] vruntime=2398343 [ns]");
+        assert_eq!(
+            (e.comm, e.pid, e.cpu, e.ts, e.name),
+            (
+                "tmux: server",
+                1613,
+                0,
+                21_926_770_742_000,
+                "sched_stat_runtime"
+            )
+        );
+        assert!(e.flags.hardirq && e.flags.irqs_off);
+        assert!(e.payload.starts_with("comm=tmux: server pid=1613"));
+        let e = ev("  a: b: c-7 (    5) [003] .... 1.000002: sched_waking: comm=x pid=2 prio=120 target_cpu=001");
+        assert_eq!((e.comm, e.pid, e.tgid, e.cpu), ("a: b: c", 7, Some(5), 3));
+        let e = ev("    tmux: client-99  [001]  7115.449594: sched_switch:          prev_comm=tmux: client prev_pid=99 prev_prio=120 prev_state=64 next_comm=swapper/1 next_pid=0 next_prio=120");
+        assert_eq!(
+            (e.comm, e.pid, e.cpu, e.flags.known),
+            ("tmux: client", 99, 1, false)
+        );
+        let e = ev("tmux: se-1613    0d.h1 130508844us+: irq_handler_entry: irq=9 name=acpi");
+        assert_eq!(
+            (e.comm, e.pid, e.cpu, e.ts),
+            ("tmux: se", 1613, 0, 130_508_844_000)
+        );
+        let e = ev("tmux: server  1613 [002] 21926.770742: sched:sched_wakeup: comm=a pid=2 prio=120 target_cpu=002");
+        assert_eq!(
+            (e.comm, e.pid, e.cpu, e.name),
+            ("tmux: server", 1613, 2, "sched_wakeup")
+        );
+        let e = ev("kworker/0:1 H-1217 [000] d..3 1.5: sched_switch: prev_comm=kworker/0:1 H prev_pid=1217 prev_prio=100 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120");
+        assert_eq!((e.comm, e.pid), ("kworker/0:1 H", 1217));
+        // The span searched for a later colon is bounded: a line of colons is not an event.
+        let colons = format!("x{}", ": ".repeat(100_000));
+        assert_eq!(
+            parse_line(&colons, &LineContext::default()),
+            Line::Other(NonEvent::Unparsed)
+        );
+    }
+
+    /// atrace's userspace trace points, with the event name the kernel prints, with the
+    /// address 0 in its place (old kernels), and with none.
+    #[test]
+    fn atrace_marks() {
+        for (line, text) in [
+            ("  RenderThread-1143  (  611) [004] ...1 514769.085985: tracing_mark_write: B|611|draw: frame 3", "B|611|draw: frame 3"),
+            ("  RenderThread-1143  (  611) [004] ...1 514769.085990: tracing_mark_write: E", "E"),
+            ("  surfaceflinger-296 [001] ...1 100.000001: 0: B|296|onMessageReceived", "B|296|onMessageReceived"),
+            ("  surfaceflinger-296 [001] ...1 100.000002: 0: E", "E"),
+            ("  surfaceflinger-296 [001] ...1 100.000003: 0: C|296|VSYNC-sf|1", "C|296|VSYNC-sf|1"),
+            ("           dummy-0000  [000] 0.0: 0: trace_event_clock_sync: parent_ts=0.0", "trace_event_clock_sync: parent_ts=0.0"),
+            ("  surfaceflinger-296 [001] ...1 100.000004: B|296|handleMessage: refresh", "B|296|handleMessage: refresh"),
+            ("  surfaceflinger-296 [001] ...1 100.000005: E", "E"),
+            ("  surfaceflinger-296 [001] ...1 100.000006: E|296", "E|296"),
+            ("  surfaceflinger-296 [001] ...1 100.000007: C|296|HW_VSYNC_0|0", "C|296|HW_VSYNC_0|0"),
+            ("  Binder:549_4-2029 [000] ...1 100.000008: S|549|launching: com.app|12", "S|549|launching: com.app|12"),
+        ] {
+            let e = ev(line);
+            assert_eq!(e.name, "tracing_mark_write", "{line}");
+            assert_eq!(
+                e.kind,
+                EventKind::Marker {
+                    kind: crate::event::MarkerKind::TracingMarkWrite,
+                    text
+                },
+                "{line}"
+            );
+        }
+        // Not marks: a function named like a letter is still a function, an event named 0
+        // with other text keeps its name.
+        assert_eq!(ev("  bash-1 [000] .... 1.0: Eval <-foo").name, "function");
+        assert_eq!(ev("  bash-1 [000] .... 1.0: 0: hello").name, "0");
     }
 
     #[test]
