@@ -345,6 +345,9 @@ fn option_sets() -> Vec<OptionSet> {
         ("overlong-comms", |s| {
             Scenario::new(s).wakeups(60).overlong_comms(true)
         }),
+        ("spaced-comms", |s| {
+            Scenario::new(s).wakeups(60).spaced_comms(true)
+        }),
         ("empty-cpu", |s| {
             Scenario::new(s).cpus(3).wakeups(60).empty_cpu(true)
         }),

@@ -12,7 +12,7 @@ usage:
   tracegen [--variant V] [--cpus N] [--wakeups N] [--seed S] [--size SIZE]
            [--expected FILE.json] [--no-waking] [--lost] [--buffer-started]
            [--elided] [--no-trailing-newline] [--no-noise] [--overlong-comms]
-           [--empty-cpu] [--start-us US] [--max-samples N] [--trace-cmd-version 6|7]
+           [--spaced-comms] [--empty-cpu] [--start-us US] [--max-samples N] [--trace-cmd-version 6|7]
            [-o OUT]
   tracegen replicate --size SIZE INPUT [-o OUT]
 
@@ -107,6 +107,7 @@ fn real_main() -> Result<(), String> {
             "--no-trailing-newline" => mods.push(Box::new(|s| s.trailing_newline(false))),
             "--no-noise" => mods.push(Box::new(|s| s.noise(false))),
             "--overlong-comms" => mods.push(Box::new(|s| s.overlong_comms(true))),
+            "--spaced-comms" => mods.push(Box::new(|s| s.spaced_comms(true))),
             "--empty-cpu" => mods.push(Box::new(|s| s.empty_cpu(true))),
             "--start-us" => {
                 let v: u64 = num("--start-us", args.next())?;

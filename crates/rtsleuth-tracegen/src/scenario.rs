@@ -236,6 +236,7 @@ pub struct Scenario {
     pub(crate) running_wakeups: bool,
     pub(crate) repeated_wakeups: bool,
     pub(crate) overlong_comms: bool,
+    pub(crate) spaced_comms: bool,
     pub(crate) empty_cpu: bool,
     pub(crate) start_us: Option<u64>,
     pub(crate) size_limit: Option<u64>,
@@ -262,6 +263,7 @@ impl Scenario {
             running_wakeups: true,
             repeated_wakeups: true,
             overlong_comms: false,
+            spaced_comms: false,
             empty_cpu: false,
             start_us: None,
             size_limit: None,
@@ -353,6 +355,14 @@ impl Scenario {
         self
     }
 
+    /// Give tasks of the default set names with `": "`, blanks and colons, as real systems
+    /// have them (`tmux: server`, `rs:main Q:Reg`, `kworker/0:1 H`): they must be read by the
+    /// columns and fields around them, not cut at the first blank or colon.
+    pub fn spaced_comms(mut self, on: bool) -> Self {
+        self.spaced_comms = on;
+        self
+    }
+
     /// Leave the last CPU without any event (trace-cmd then prints
     /// `CPU N is empty`). Needs >= 2 CPUs.
     pub fn empty_cpu(mut self, on: bool) -> Self {
@@ -402,7 +412,15 @@ impl Scenario {
     pub fn task_specs(&self) -> Vec<TaskSpec> {
         match &self.tasks {
             Some(t) => t.clone(),
-            None => Scenario::default_tasks(self.cpus, self.overlong_comms),
+            None => {
+                let mut tasks = Scenario::default_tasks(self.cpus, self.overlong_comms);
+                if self.spaced_comms {
+                    for t in &mut tasks {
+                        t.comm = spaced(&t.comm);
+                    }
+                }
+                tasks
+            }
         }
     }
 
@@ -454,5 +472,15 @@ impl Scenario {
         v.push(TaskSpec::other(2438, "bash"));
         v.push(TaskSpec::other(2442, "bash").forked());
         v
+    }
+}
+
+/// The name [`Scenario::spaced_comms`] gives a task of the default set.
+fn spaced(comm: &str) -> String {
+    match comm {
+        "systemd-journal" => "tmux: server".to_string(),
+        "bash" => "rs:main Q:Reg".to_string(),
+        c if c.starts_with("kworker/") && c.ends_with(":1") => format!("{c} H"),
+        c => c.to_string(),
     }
 }
