@@ -2,7 +2,7 @@
 
 use super::identity::{content_hash, Identity};
 use crate::error::{Error, Result};
-use crate::input::{Format, Input};
+use crate::input::Input;
 use crate::read::TraceInfo;
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -131,7 +131,7 @@ where
             ))
         }
     };
-    if info.format == Format::FtraceText && info.events == 0 {
+    if info.format.is_ftrace_text() && info.events == 0 {
         return Outcome::NotATrace(format!("{path}: text without one trace event"));
     }
     let hash = match content_hash(path) {

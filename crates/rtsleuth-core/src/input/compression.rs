@@ -12,6 +12,9 @@ pub enum Compression {
     Gzip,
     Zstd,
     Xz,
+    /// A bare zlib stream, as `atrace -z` writes after its preamble ([`super::atrace`]); it
+    /// has no magic number of its own, so [`Compression::detect`] never returns it.
+    Zlib,
 }
 
 impl Compression {
@@ -33,6 +36,7 @@ impl Compression {
             Compression::Gzip => "gzip",
             Compression::Zstd => "zstd",
             Compression::Xz => "xz",
+            Compression::Zlib => "zlib",
         }
     }
 
@@ -47,6 +51,7 @@ impl Compression {
         let decoder: Box<dyn Read + Send> = match self {
             Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(counted)),
             Compression::Xz => Box::new(xz2::read::XzDecoder::new_multi_decoder(counted)),
+            Compression::Zlib => Box::new(flate2::read::ZlibDecoder::new(counted)),
             Compression::Zstd => match zstd::stream::read::Decoder::new(counted) {
                 Ok(d) => Box::new(d),
                 Err(e) => Box::new(Failed(Some(e))),

@@ -16,8 +16,11 @@ pub enum Format {
     Perfetto,
     /// `perf record`'s `perf.data` (tracepoint samples).
     PerfData,
-    /// Android systrace HTML with the ftrace text embedded.
+    /// Android systrace HTML with the ftrace text embedded ([`super::systrace`]).
     SystraceHtml,
+    /// `atrace -z` output: a text preamble, a `TRACE:` line, then the ftrace text
+    /// zlib-compressed ([`super::atrace`]).
+    AtraceZ,
 }
 
 impl Format {
@@ -29,7 +32,20 @@ impl Format {
             Format::Perfetto => "Perfetto protobuf",
             Format::PerfData => "perf.data",
             Format::SystraceHtml => "systrace HTML",
+            Format::AtraceZ => "atrace -z output (zlib-compressed ftrace text)",
         }
+    }
+
+    /// Whether the ftrace text reader reads it: ftrace text itself, or a container of it
+    /// that [`super::Input`] has already opened.
+    pub fn is_ftrace_text(self) -> bool {
+        self == Format::FtraceText || self.is_container()
+    }
+
+    /// A container of ftrace text: its [`super::Input`] reads the text inside, not the file's
+    /// bytes.
+    pub fn is_container(self) -> bool {
+        matches!(self, Format::SystraceHtml | Format::AtraceZ)
     }
 
     /// Decides the format from the first bytes of a (decompressed) stream. The error explains
@@ -45,10 +61,12 @@ impl Format {
         if looks_like_perfetto(head) {
             return Ok(Format::Perfetto);
         }
+        if super::atrace::detect(head).is_some() {
+            return Ok(Format::AtraceZ);
+        }
         let text = text_prefix(head).ok_or_else(|| describe_binary(head))?;
         let text = text.as_ref();
-        let trimmed = text.trim_start();
-        if trimmed.starts_with("<!DOCTYPE html") || trimmed.starts_with("<html") {
+        if is_html(text) {
             return Ok(Format::SystraceHtml);
         }
         if is_function_graph(text) {
@@ -56,6 +74,17 @@ impl Format {
         }
         Ok(Format::FtraceText)
     }
+}
+
+/// An HTML page: the doctype or the root element first, in any case (the first systrace wrote
+/// `<!DOCTYPE HTML>`, later ones `<!DOCTYPE html>`).
+fn is_html(text: &str) -> bool {
+    let start = text.trim_start_matches('\u{feff}').trim_start().as_bytes();
+    [&b"<!doctype html"[..], b"<html"].iter().any(|tag| {
+        start
+            .get(..tag.len())
+            .is_some_and(|s| s.eq_ignore_ascii_case(tag))
+    })
 }
 
 /// The head as text, if it is text: no NUL bytes, and invalid UTF-8 in at most one byte in a
@@ -154,6 +183,14 @@ mod tests {
         assert_eq!(
             Format::detect(b"<!DOCTYPE html>\n<html>"),
             Ok(Format::SystraceHtml)
+        );
+        assert_eq!(
+            Format::detect(b"\xef\xbb\xbf <!DOCTYPE HTML>\n<html>"),
+            Ok(Format::SystraceHtml)
+        );
+        assert_eq!(
+            Format::detect(b"capturing trace... done\nTRACE:\n\x78\x9c\xed\xfd\x00"),
+            Ok(Format::AtraceZ)
         );
         assert_eq!(
             Format::detect(b"\x0a\x05\x08\x01\x10\x00\x00\x0a"),

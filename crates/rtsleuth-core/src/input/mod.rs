@@ -2,13 +2,16 @@
 //!
 //! The format is decided from the content, never the file name: traces get renamed, piped and
 //! compressed. Compressed input (`gzip`, `zstd`, `xz`) is unwrapped first and the result is
-//! sniffed again.
+//! sniffed again. Containers of ftrace text (systrace HTML, `atrace -z` output) are opened
+//! here too: their reader gives the text inside.
 
+mod atrace;
 mod chunks;
 mod compression;
 mod detect;
 mod ordered;
 mod prefetch;
+mod systrace;
 
 pub use chunks::{BlockLine, Chunk, ChunkReader, StreamEnd, MAX_LINE};
 pub(crate) use compression::describe_read_error;
@@ -64,7 +67,7 @@ impl Input {
         let file = File::open(path).map_err(io_err)?;
         let mappable = file.try_clone().ok().filter(|_| meta.is_file());
         let mut input = Self::from_reader(path, Box::new(file))?;
-        if input.compression.is_none() {
+        if input.compression.is_none() && !input.format.is_container() {
             input.file = mappable;
         }
         Ok(input)
@@ -96,6 +99,11 @@ impl Input {
             path: name.to_string(),
             why,
         })?;
+        let reader = match format {
+            Format::SystraceHtml => Box::new(systrace::SystraceText::open(name, reader)?),
+            Format::AtraceZ => atrace_text(name, head, reader)?,
+            _ => reader,
+        };
         Ok(Input {
             name: name.to_string(),
             format,
@@ -103,6 +111,41 @@ impl Input {
             reader,
             file: None,
         })
+    }
+}
+
+/// The ftrace text inside `atrace -z` output. Its first bytes are decompressed here, so that
+/// a stream of which nothing decompresses, or that holds something else than text, is refused
+/// when it is opened.
+fn atrace_text(
+    name: &str,
+    head: &[u8],
+    reader: Box<dyn Read + Send>,
+) -> Result<Box<dyn Read + Send>> {
+    // Format::detect said AtraceZ because this finds the zlib stream.
+    let Some(found) = atrace::detect(head) else {
+        return Ok(reader);
+    };
+    let text = atrace::decompress(name, found, reader).map_err(|e| describe_read_error(name, e))?;
+    let (head, text) = peek(name, text)?;
+    if head.is_empty() {
+        return Err(Error::Empty {
+            path: name.to_string(),
+        });
+    }
+    match Format::detect(&head) {
+        Ok(Format::FtraceText) => Ok(text),
+        Ok(other) => Err(Error::NotATrace {
+            path: name.to_string(),
+            why: format!(
+                "atrace -z output whose zlib data holds {}, not ftrace text",
+                other.name()
+            ),
+        }),
+        Err(why) => Err(Error::NotATrace {
+            path: name.to_string(),
+            why: format!("atrace -z output whose zlib data is not ftrace text: {why}"),
+        }),
     }
 }
 

@@ -171,25 +171,20 @@ impl EventSink for Counted<'_> {
 }
 
 fn read_into(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo> {
-    let hint = match input.format {
-        Format::FtraceText => return ftrace_text::read(input, sink),
-        Format::FunctionGraph => {
-            return Err(Error::WrongCommand {
-                path: input.name,
-                format: input.format.name(),
-                hint: "use `rtsleuth graph` for it; for latency work record events (sched, irq, timer) with the nop tracer",
-            })
+    match input.format {
+        // Containers give the text inside them (see [`crate::input`]).
+        Format::FtraceText | Format::SystraceHtml | Format::AtraceZ => {
+            ftrace_text::read(input, sink)
         }
-        Format::TraceDat => return tracedat::read(input, sink),
-        Format::Perfetto => return perfetto::read(input, sink),
-        Format::PerfData => return perf_data::read(input, sink),
-        Format::SystraceHtml => "extract the ftrace text from the trace-data <script> block",
-    };
-    Err(Error::Unsupported {
-        path: input.name,
-        format: input.format.name(),
-        hint,
-    })
+        Format::FunctionGraph => Err(Error::WrongCommand {
+            path: input.name,
+            format: input.format.name(),
+            hint: "use `rtsleuth graph` for it; for latency work record events (sched, irq, timer) with the nop tracer",
+        }),
+        Format::TraceDat => tracedat::read(input, sink),
+        Format::Perfetto => perfetto::read(input, sink),
+        Format::PerfData => perf_data::read(input, sink),
+    }
 }
 
 /// Two analyses fed the same events in one pass over the trace (nest pairs for more).
