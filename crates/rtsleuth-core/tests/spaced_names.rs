@@ -12,7 +12,7 @@ mod shared_fixtures;
 
 use regex::Regex;
 use rtsleuth_core::event::{Event, EventKind};
-use rtsleuth_core::input::{Format, Input};
+use rtsleuth_core::input::Input;
 use rtsleuth_core::read::{self, EventSink};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -158,7 +158,7 @@ fn every_realworld_line_with_a_spaced_name_reads_with_it() {
         let Ok(input) = Input::open(name) else {
             continue;
         };
-        if input.format != Format::FtraceText {
+        if !input.format.is_ftrace_text() {
             continue;
         }
         let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
