@@ -164,9 +164,11 @@ macro_rules! trace_help {
     () => {
         "Trace file, or - for standard input: ftrace text (tracefs `trace`/`trace_pipe`, \
          `trace-cmd report`, Android atrace, latency-format and latency tracers' output, `perf \
-         script` of tracepoints), trace-cmd trace.dat (v6, v7, compressed), perf.data \
-         (tracepoint samples of `perf sched record` / `perf record -e`), or Perfetto \
-         protobuf; each also as .gz, .zst or .xz. The format is recognised from the content."
+         script` of tracepoints), Android systrace HTML (trace-data blocks and the older \
+         linuxPerfData pages) and `atrace -z` output, trace-cmd trace.dat (v6, v7, \
+         compressed), perf.data (tracepoint samples of `perf sched record` / `perf record \
+         -e`), or Perfetto protobuf; each also as .gz, .zst or .xz. The format is recognised \
+         from the content."
     };
 }
 pub(crate) use trace_help;
