@@ -250,7 +250,7 @@ fn wakeup(p: &str) -> Option<(&str, i32, i32, Option<u32>)> {
 }
 
 /// The kernel's format: `comm=%s pid=%d prio=%d target_cpu=%03d` (older kernels put
-/// `success=%d` before `target_cpu`).
+/// `success=%d` before `target_cpu`, Android kernels add `state=W` after it).
 fn wakeup_kernel(p: &str) -> Option<(&str, i32, i32, Option<u32>)> {
     let mut c = Cursor(p.strip_prefix("comm=")?);
     let comm = c.until(" pid=")?;
@@ -258,7 +258,9 @@ fn wakeup_kernel(p: &str) -> Option<(&str, i32, i32, Option<u32>)> {
     let Some(prio) = c.until(" ") else {
         return Some((comm, pid, int(c.0)?, None));
     };
-    let cpu = c.until("target_cpu=").and_then(|_| uint(c.0));
+    let cpu = c
+        .until("target_cpu=")
+        .and_then(|_| uint(c.0.split_ascii_whitespace().next()?));
     Some((comm, pid, int(prio)?, cpu))
 }
 
@@ -694,6 +696,19 @@ mod tests {
                 pid: 2029,
                 prio: 120,
                 target_cpu: Some(0)
+            }
+        );
+        // Android kernels print the woken task's state after the target CPU.
+        assert_eq!(
+            decode(
+                "sched_wakeup",
+                "comm=Binder_5 pid=1158 prio=120 success=1 target_cpu=002 state=W|m"
+            ),
+            EventKind::SchedWakeup {
+                comm: "Binder_5",
+                pid: 1158,
+                prio: 120,
+                target_cpu: Some(2)
             }
         );
         assert_eq!(
