@@ -282,6 +282,7 @@ fn split_prefix<'a>(line: &'a str, ctx: &LineContext) -> Option<(Prefix<'a>, &'a
             colons
                 .take_while(|&c| c < PREFIX_SPAN)
                 .find_map(|c| prefix_ending_at(line, c, ctx))
+                .filter(|(p, _)| plausible_spaced_name(p.comm))
         })
     })
 }
@@ -297,6 +298,18 @@ fn prefix_ending_at<'a>(
     let prefix = bracketed_prefix(head, ctx).or_else(|| latency_prefix(head, ctx))?;
     Some((prefix, line.get(colon + 2..).unwrap_or("")))
 }
+
+/// Whether a task name found past a colon-space can be one: at most [`LONGEST_NAME`] bytes,
+/// and no run of blanks. ftrace pads the task column on its left; a run of blanks inside a
+/// candidate name is that padding, with text before the task column taken for part of the
+/// name (a line quoted in prose: ``- default: `      bash-2438 [000] ...``).
+fn plausible_spaced_name(comm: &str) -> bool {
+    comm.len() <= LONGEST_NAME && !comm.contains("  ") && !comm.contains('\t')
+}
+
+/// The kernel's task names have at most 15 bytes (`TASK_COMM_LEN`); Android's atrace prints a
+/// process's command line in their place, a few dozen bytes.
+const LONGEST_NAME: usize = 64;
 
 /// How far into a line its prefix may end: a task name (at most 15 bytes in the kernel, a few
 /// dozen where Android prints a process's command line), pid, TGID, CPU, flags and timestamp
@@ -652,6 +665,17 @@ mod tests {
         );
         let e = ev("kworker/0:1 H-1217 [000] d..3 1.5: sched_switch: prev_comm=kworker/0:1 H prev_pid=1217 prev_prio=100 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120");
         assert_eq!((e.comm, e.pid), ("kworker/0:1 H", 1217));
+        // A trace line quoted in prose is not one.
+        for prose in [
+            "- default: `      bash-2438 [000] d..2. 1.5: sched_switch: x",
+            "- latency: header `# latency: 0 us, #8794/8794, CPU#0 | (M:PREEMPT(none) VP:0, KP:0, SP:0 HP:0 #P:2)`; lines `cyclicte-7825      0d..2. 169193us!: sched_switch: ...`",
+        ] {
+            assert_eq!(
+                parse_line(prose, &LineContext::default()),
+                Line::Other(NonEvent::Unparsed),
+                "{prose}"
+            );
+        }
         // The span searched for a later colon is bounded: a line of colons is not an event.
         let colons = format!("x{}", ": ".repeat(100_000));
         assert_eq!(
