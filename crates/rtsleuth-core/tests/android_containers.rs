@@ -306,6 +306,30 @@ fn bad_pages() {
         );
         assert!(info.unparsed() <= 1, "cut at {cut}");
     }
+    // A gzipped page cut inside its trace: read up to the damage, with the gzip warning.
+    let gz = gzip(&page);
+    let (info, got) = read_bytes("cut.html.gz", gz[..gz.len() * 3 / 4].to_vec()).unwrap();
+    let events = got.by_name.values().sum::<u64>();
+    assert!(events > 0 && events < 2506, "{events}");
+    assert!(
+        info.notes
+            .iter()
+            .any(|n| n.contains("gzip stream is damaged")),
+        "{:?}",
+        info.notes
+    );
+    // Cut inside the viewer code, before any trace: the damage is the error.
+    let e = read_bytes("viewer.html.gz", gz[..gz.len() / 40].to_vec()).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Decompress {
+                compression: "gzip",
+                ..
+            }
+        ),
+        "{e}"
+    );
     // A viewer line far longer than any trace line is read past, in bounded pieces.
     let mut long = b"<!DOCTYPE html>\n<script>var x = \"".to_vec();
     long.extend_from_slice(&vec![b'x'; 3 << 20]);

@@ -36,7 +36,7 @@ pub(crate) struct SystraceText {
     out: Vec<u8>,
     pos: usize,
     seen: Seen,
-    /// A read error met after some text was gathered: returned once that text is out.
+    /// A read error, returned once the text gathered before it is out.
     failed: Option<io::Error>,
     eof: bool,
 }
@@ -80,15 +80,20 @@ impl SystraceText {
             failed: None,
             eof: false,
         };
-        t.fill().map_err(|e| describe_read_error(name, e))?;
+        t.fill();
         if t.out.is_empty() {
-            return Err(t.seen.nothing_read(name));
+            return Err(match t.failed.take() {
+                Some(e) => describe_read_error(name, e),
+                None => t.seen.nothing_read(name),
+            });
         }
         Ok(t)
     }
 
-    /// Reads page lines until some text is gathered or the page ends.
-    fn fill(&mut self) -> io::Result<()> {
+    /// Reads page lines until some text is gathered or the page ends. A read error ends the
+    /// page too; it is handed on once the text before it is out (damage to a compressed page
+    /// is then reported as for any compressed text).
+    fn fill(&mut self) {
         self.out.clear();
         self.pos = 0;
         while self.out.len() < OUT_TARGET && !self.eof {
@@ -98,15 +103,12 @@ impl SystraceText {
                     self.eof = true;
                     self.end_of_page();
                 }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if self.out.is_empty() => return Err(e),
                 Err(e) => {
                     self.failed = Some(e);
-                    break;
+                    self.eof = true;
                 }
             }
         }
-        Ok(())
     }
 
     /// The next line of the page (with its line feed), or the next [`MAX_LINE`] bytes of a
@@ -114,7 +116,11 @@ impl SystraceText {
     fn next_line(&mut self) -> io::Result<bool> {
         self.line.clear();
         loop {
-            let buf = self.src.fill_buf()?;
+            let buf = match self.src.fill_buf() {
+                Ok(buf) => buf,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
             if buf.is_empty() {
                 return Ok(!self.line.is_empty());
             }
@@ -315,19 +321,21 @@ impl SystraceText {
 
 impl Read for SystraceText {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.pos == self.out.len() {
+        loop {
+            if self.pos < self.out.len() {
+                let n = buf.len().min(self.out.len() - self.pos);
+                buf[..n].copy_from_slice(&self.out[self.pos..self.pos + n]);
+                self.pos += n;
+                return Ok(n);
+            }
             if let Some(e) = self.failed.take() {
                 return Err(e);
             }
             if self.eof {
                 return Ok(0);
             }
-            self.fill()?;
+            self.fill();
         }
-        let n = buf.len().min(self.out.len() - self.pos);
-        buf[..n].copy_from_slice(&self.out[self.pos..self.pos + n]);
-        self.pos += n;
-        Ok(n)
     }
 }
 
