@@ -26,30 +26,27 @@ pub enum Decode {
     Only(&'static [&'static str]),
 }
 
+/// The scheduler events that say who ran and who woke whom, then rtla's timerlat samples: one
+/// list, so that `latency`'s decoding is the scheduler's plus the samples, never a copy that
+/// drifts.
+const SCHED_THEN_TIMERLAT: &[&str] = &[
+    "sched_switch",
+    "sched_waking",
+    "sched_wakeup",
+    "sched_wakeup_new",
+    "sched_migrate_task",
+    "sched_process_fork",
+    "sched_process_exit",
+    "timerlat",
+    "timerlat_sample",
+];
+
 impl Decode {
     /// The scheduler events that say who ran and who woke whom.
-    pub const SCHED: Decode = Decode::Only(&[
-        "sched_switch",
-        "sched_waking",
-        "sched_wakeup",
-        "sched_wakeup_new",
-        "sched_migrate_task",
-        "sched_process_fork",
-        "sched_process_exit",
-    ]);
+    pub const SCHED: Decode = Decode::Only(SCHED_THEN_TIMERLAT.split_at(7).0);
 
     /// The scheduler events and rtla's timerlat samples (`latency` reports both).
-    pub const LATENCY: Decode = Decode::Only(&[
-        "sched_switch",
-        "sched_waking",
-        "sched_wakeup",
-        "sched_wakeup_new",
-        "sched_migrate_task",
-        "sched_process_fork",
-        "sched_process_exit",
-        "timerlat",
-        "timerlat_sample",
-    ]);
+    pub const LATENCY: Decode = Decode::Only(SCHED_THEN_TIMERLAT);
 
     /// What two sinks fed the same stream need together.
     pub fn union(self, other: Decode) -> Decode {
@@ -256,5 +253,28 @@ impl EventSink for NullSink {
 
     fn decode(&self) -> Decode {
         Decode::Only(&[])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Decode;
+
+    /// `SCHED` is the scheduler's part of the shared list, `LATENCY` adds the samples.
+    #[test]
+    fn latency_decodes_the_scheduler_events_and_the_timerlat_samples() {
+        let sched = ["sched_switch", "sched_waking", "sched_process_exit"];
+        for name in sched {
+            assert!(
+                Decode::SCHED.wants(name) && Decode::LATENCY.wants(name),
+                "{name}"
+            );
+        }
+        for name in ["timerlat", "timerlat_sample"] {
+            assert!(
+                !Decode::SCHED.wants(name) && Decode::LATENCY.wants(name),
+                "{name}"
+            );
+        }
     }
 }
