@@ -209,26 +209,34 @@ pub fn rank_matches_class(f: &Finding, cx: &Ctx, out: &mut Out) {
     }
 }
 
-/// The prio the victim's switch-in at the run prints, when nothing printed between `start`
-/// and that switch (a traced sched_pi_setprio) already explains a change.
+/// The prio the victim's switch-in at the run prints.
 fn victim_run_prio(cx: &Ctx, f: &Finding, start: i64) -> Option<i64> {
-    let run = cx
-        .trace
-        .inside(f.cpu, f.run - 3, f.run + 3)
-        .find(|e| e.name == "sched_switch" && e.num("next_pid") == Some(f.pid))?;
-    let unchanged = cx.sched.prio_at(f.pid, run.ts - 1) == cx.sched.prio_at(f.pid, start);
-    unchanged.then(|| run.num("next_prio")).flatten()
+    let at = (f.cpu, f.run - 3, f.run + 3);
+    prio_at_switch(cx, at, "next", f.pid, start)
 }
 
-/// The prio the culprit left the CPU with, when nothing printed between the stretch's start
-/// and that switch-out (a traced sched_pi_setprio) already explains a change.
+/// The prio the culprit left the CPU with.
 fn switch_out_prio(cx: &Ctx, s: &Stretch, pid: i64, run: i64) -> Option<i64> {
-    let out = cx
+    prio_at_switch(cx, (s.cpu, s.end - 3, run + 3), "prev", pid, s.start)
+}
+
+/// The `{side}_prio` of the first sched_switch on `cpu` in (lo, hi) whose `{side}_pid` is
+/// `pid`, when nothing printed for `pid` between `start` and that switch (a traced
+/// sched_pi_setprio) already explains a change.
+fn prio_at_switch(
+    cx: &Ctx,
+    (cpu, lo, hi): (u32, i64, i64),
+    side: &str,
+    pid: i64,
+    start: i64,
+) -> Option<i64> {
+    let (pid_field, prio_field) = (format!("{side}_pid"), format!("{side}_prio"));
+    let switch = cx
         .trace
-        .inside(s.cpu, s.end - 3, run + 3)
-        .find(|e| e.name == "sched_switch" && e.num("prev_pid") == Some(pid))?;
-    let unchanged = cx.sched.prio_at(pid, out.ts - 1) == cx.sched.prio_at(pid, s.start);
-    unchanged.then(|| out.num("prev_prio")).flatten()
+        .inside(cpu, lo, hi)
+        .find(|e| e.name == "sched_switch" && e.num(&pid_field) == Some(pid))?;
+    let unchanged = cx.sched.prio_at(pid, switch.ts - 1) == cx.sched.prio_at(pid, start);
+    unchanged.then(|| switch.num(&prio_field)).flatten()
 }
 
 /// irq_frame_open: a hardirq/softirq stretch lies inside frames of that type naming its
