@@ -442,7 +442,7 @@ fn split_task(s: &str) -> Option<(&str, i32)> {
 
 /// `12345.678901` seconds (any number of fraction digits up to nanoseconds), or a bare counter
 /// value for the `counter` and `x86-tsc` clocks.
-fn parse_seconds(tok: &str) -> Option<(Timestamp, TimestampUnit)> {
+pub(super) fn parse_seconds(tok: &str) -> Option<(Timestamp, TimestampUnit)> {
     let b = tok.as_bytes();
     let (secs, int_len) = leading_decimal(b);
     if int_len == 0 || int_len > 19 {

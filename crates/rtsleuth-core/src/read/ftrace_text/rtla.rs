@@ -3,6 +3,7 @@
 //! start 200.202586933 duration 838681 ns`) and as a trace.dat's fields render them
 //! (`seqnum=1 context=1 timer_latency=932`, `start=… duration=… desc=local_timer vector=236`).
 
+use super::line::{parse_seconds, TimestampUnit};
 use crate::event::{EventKind, Fields, NoiseSource, TimerlatContext};
 
 /// A timerlat sample in either form.
@@ -16,9 +17,7 @@ fn printed_sample(p: &str) -> Option<EventKind<'_>> {
     let seq = w.next()?.parse().ok()?;
     (w.next()? == "context").then_some(())?;
     let context = context_named(w.next()?)?;
-    (w.next()? == "timer_latency").then_some(())?;
-    let latency_ns = w.next()?.parse().ok()?;
-    (w.next()? == "ns" && w.next().is_none()).then_some(())?;
+    let latency_ns = last_ns(w, "timer_latency")?;
     Some(EventKind::TimerlatSample {
         seq,
         context,
@@ -86,9 +85,7 @@ fn printed_noise(source: NoiseSource, p: &str) -> Option<EventKind<'_>> {
     };
     let mut w = rest.split_ascii_whitespace();
     let start_ns = seconds_to_ns(w.next()?)?;
-    (w.next()? == "duration").then_some(())?;
-    let duration_ns = w.next()?.parse().ok()?;
-    (w.next()? == "ns" && w.next().is_none()).then_some(())?;
+    let duration_ns = last_ns(w, "duration")?;
     Some(EventKind::OsnoiseNoise {
         source,
         name,
@@ -117,15 +114,21 @@ fn field_noise(source: NoiseSource, p: &str) -> Option<EventKind<'_>> {
     })
 }
 
-/// `200.202586933` (the kernel prints nine decimals) as nanoseconds.
+/// The payload's last words: `KEY N ns`.
+fn last_ns<'a>(mut w: impl Iterator<Item = &'a str>, key: &str) -> Option<u64> {
+    (w.next()? == key).then_some(())?;
+    let ns = w.next()?.parse().ok()?;
+    (w.next()? == "ns" && w.next().is_none()).then_some(ns)
+}
+
+/// `200.202586933` as nanoseconds, read as the line's own timestamp is; the kernel prints
+/// nine decimals here, and anything else is not its format.
 fn seconds_to_ns(s: &str) -> Option<u64> {
-    let (secs, frac) = s.split_once('.')?;
-    if frac.len() != 9 {
-        return None;
+    (s.split_once('.')?.1.len() == 9).then_some(())?;
+    match parse_seconds(s)? {
+        (ns, TimestampUnit::Seconds) => Some(ns),
+        _ => None,
     }
-    let secs: u64 = secs.parse().ok()?;
-    secs.checked_mul(1_000_000_000)?
-        .checked_add(frac.parse().ok()?)
 }
 
 #[cfg(test)]
