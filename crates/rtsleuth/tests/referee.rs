@@ -9,7 +9,7 @@
 //! rule; `REFEREE_REPORT=1` never fails and prints the counts; `REFEREE_ONLY=substring`
 //! narrows the corpus; `REFEREE_DUMP=file` writes every violation there.
 //!
-//! Corpus: tests/fixtures/{lab,recorded,tracedat,explain,perfetto} and ../shared/fixtures/realworld
+//! Corpus: tests/fixtures/{lab,recorded,tracedat,explain,perfetto,rtla} and ../shared/fixtures/realworld
 //! (which holds the Perfetto traces the perfetto folder's references describe); the
 //! function_graph and latency-tracer outputs are not event traces and are left out by name.
 //! Each trace is explained twice (default targets and `--all`, both `--top 20 --threshold
@@ -30,6 +30,8 @@ mod raw;
 mod rules_stretch;
 #[path = "referee/rules_timeline.rs"]
 mod rules_timeline;
+#[path = "referee/rules_timerlat.rs"]
+mod rules_timerlat;
 #[path = "referee/rules_wakeup.rs"]
 mod rules_wakeup;
 #[path = "referee/sched.rs"]
@@ -66,6 +68,7 @@ pub const RULES: &[(&str, bool)] = &[
     ("E3_rank", true),
     ("E3_unknown_task", true),
     ("E4_irqs_off_evidence", true),
+    ("thread_noise_holds", true),
 ];
 
 /// Options of each run: the default targets and every task, top 20, every wake-up counted.
@@ -77,11 +80,12 @@ const TOP: usize = 20;
 
 /// Traces checked at least, per folder (a skip beyond these fails the test).
 const MINIMUM: &[(&str, usize)] = &[
-    ("tests/fixtures/lab", 28),
+    ("tests/fixtures/lab", 38),
     ("tests/fixtures/recorded", 38),
     ("tests/fixtures/tracedat", 9),
     ("tests/fixtures/explain", 13),
     ("tests/fixtures/perfetto", 2),
+    ("tests/fixtures/rtla", 3),
     ("realworld", 30),
 ];
 
@@ -129,7 +133,11 @@ pub fn check_finding(f: &Finding, cx: &Ctx) -> Vec<Violation> {
     rules_timeline::root_cause_is_largest(f, &mut out);
     rules_timeline::kernel_path_bound(f, cx, &mut out);
     rules_timeline::common_window(f, cx, &mut out);
-    rules_wakeup::wakeup_pairing(f, cx, &mut out);
+    if f.run_at == "timerlat" {
+        rules_timerlat::timerlat_pairing(f, cx, &mut out);
+    } else {
+        rules_wakeup::wakeup_pairing(f, cx, &mut out);
+    }
     rules_wakeup::due_evidence(f, cx, &mut out);
     rules_wakeup::victim_never_runs(f, cx, &mut out);
     rules_wakeup::no_lost_events_inside(f, cx, &mut out);
@@ -142,6 +150,7 @@ pub fn check_finding(f: &Finding, cx: &Ctx) -> Vec<Violation> {
     rules_stretch::irq_frame_open(f, cx, &mut out);
     rules_stretch::irqs_off_evidence(f, cx, &mut out);
     rules_stretch::irqs_off_not_preempt_off(f, cx, &mut out);
+    rules_timerlat::thread_noise_holds(f, cx, &mut out);
     out.0
 }
 
@@ -174,6 +183,9 @@ pub fn completeness(doc: &Value, findings: &[Finding], cx: &Ctx, rt_only: bool, 
             .filter(|w| w.start >= window)
             .filter(|w| !rt_only || cx.sched.prio_at(pid, w.start).is_some_and(|p| p < 100))
             .collect();
+        if mine.is_empty() && !cx.sched.wakeups.contains_key(&pid) {
+            rules_timerlat::activations_found(pid, findings, least, cx, out);
+        }
         let spikes = t["spikes"].as_u64().unwrap_or(0) as usize;
         if mine.len() > spikes {
             out.put(
@@ -242,8 +254,7 @@ fn excluded(p: &Path) -> bool {
         "function_graph",
         "funcgraph",
         "latency_tracer",
-        "timerlat",
-        "rtla",
+        "rtla.txt",
         "cyclictest",
         "inject",
         "kernel.txt",
@@ -276,6 +287,7 @@ fn corpus() -> Vec<(String, PathBuf)> {
         ("tests/fixtures/tracedat", r.join("tests/fixtures/tracedat")),
         ("tests/fixtures/explain", r.join("tests/fixtures/explain")),
         ("tests/fixtures/perfetto", r.join("tests/fixtures/perfetto")),
+        ("tests/fixtures/rtla", r.join("tests/fixtures/rtla")),
         ("realworld", r.join("../shared/fixtures/realworld")),
     ];
     for (name, dir) in folders {
@@ -319,7 +331,9 @@ fn latency_tracer(trace: &raw::Trace, path: &Path) -> Option<String> {
         .find_map(|l| l.strip_prefix("# tracer: "))?
         .trim()
         .to_string();
-    (tracer != "nop" || trace.events.is_empty()).then_some(tracer)
+    // The timerlat tracer prints its samples among the enabled events.
+    let events_trace = tracer == "nop" || tracer == "timerlat";
+    (!events_trace || trace.events.is_empty()).then_some(tracer)
 }
 
 /// One trace's outcome: findings checked and violations per rule, or why it was skipped.

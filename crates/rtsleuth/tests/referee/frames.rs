@@ -2,7 +2,9 @@
 //! (`irq N`), irq_vectors `*_entry/_exit` (`vector N`), `hrtimer_expire_*` (the callback's
 //! function; hard or soft by the entry's flags, either when the peer prints no flags) and
 //! `softirq_*` (`softirq N`). A hard frame whose exit is not traced closes at the CPU's next
-//! task-context event, a soft one at its next switch.
+//! task-context event, a soft one at its next switch. osnoise's `irq_noise` (`NAME:ID`, hard)
+//! and `softirq_noise` (`softirq VEC`) are frames too, from their printed start for their
+//! duration plus the interrupts nested in them (claims.md, "Noise frames").
 
 use super::raw::{Event, Trace};
 use std::collections::BTreeMap;
@@ -73,10 +75,70 @@ fn exit_key(e: &Event) -> Option<String> {
 
 /// Every CPU's frames, in entry order.
 pub fn build(t: &Trace) -> BTreeMap<u32, CpuFrames> {
-    frames(t)
-        .into_iter()
+    let mut all = frames(t);
+    for (cpu, noise) in noise_frames(t) {
+        let f = all.entry(cpu).or_default();
+        f.extend(noise);
+        f.sort_by_key(|f| f.entry);
+    }
+    all.into_iter()
         .map(|(c, f)| (c, CpuFrames::new(f)))
         .collect()
+}
+
+/// `NAME:ID start S duration D ns` (the `start` in seconds, nine decimals).
+pub fn noise_span(e: &Event) -> Option<(String, i64, i64)> {
+    let w: Vec<&str> = e.fields.split_whitespace().collect();
+    let at = w.iter().position(|x| *x == "start")?;
+    let start = super::raw::parse_seconds(w.get(at + 1)?)?;
+    let dur: i64 = w.get(at + 3)?.parse().ok()?;
+    (w.get(at + 2) == Some(&"duration")).then(|| (w[..at].join(" "), start, dur))
+}
+
+/// The osnoise interrupt frames of each CPU: irq/softirq noise, lengthened by the irq and NMI
+/// noise reported before them that starts inside them.
+fn noise_frames(t: &Trace) -> BTreeMap<u32, Vec<Frame>> {
+    let mut out: BTreeMap<u32, Vec<Frame>> = BTreeMap::new();
+    for (&cpu, ix) in &t.by_cpu {
+        let mut nested: Vec<(i64, i64)> = Vec::new();
+        for e in ix.iter().map(|&i| &t.events[i]) {
+            let (ctx, is_irq) = match e.name.as_str() {
+                "irq_noise" => (Ctx::Hard, true),
+                "softirq_noise" => (Ctx::Soft, false),
+                "nmi_noise" => (Ctx::Hard, true),
+                _ => continue,
+            };
+            let Some((who, start, dur)) = noise_span(e) else {
+                continue;
+            };
+            let mut inner: Vec<(i64, i64)> =
+                nested.iter().copied().filter(|n| n.0 >= start).collect();
+            inner.sort_unstable();
+            let mut end = start + dur;
+            for (s, l) in inner {
+                if s < end {
+                    end += l;
+                }
+            }
+            if is_irq {
+                nested.push((start, end - start));
+            }
+            if e.name == "nmi_noise" {
+                continue;
+            }
+            let label = match ctx {
+                Ctx::Soft => format!("softirq {}", who.rsplit(':').next().unwrap_or("")),
+                _ => who,
+            };
+            out.entry(cpu).or_default().push(Frame {
+                ctx,
+                label,
+                entry: start,
+                exit: end,
+            });
+        }
+    }
+    out
 }
 
 fn frames(t: &Trace) -> BTreeMap<u32, Vec<Frame>> {

@@ -14,12 +14,20 @@ pub const RANKED: [&str; 3] = ["higher_priority", "fair_share", "preempt_off"];
 /// stretch_cpu: a before-wakeup stretch is on the CPU that ran the waking; an after-wakeup
 /// one on the task's runqueue CPU at its start (target_cpu, then migrations).
 pub fn stretch_cpu(f: &Finding, cx: &Ctx, out: &mut Out) {
-    let Some(w) = own_wakeup(f, cx) else { return };
+    let timerlat = f.run_at == "timerlat";
+    let w = own_wakeup(f, cx);
+    if w.is_none() && !timerlat {
+        return;
+    }
     for (i, s) in f.timeline.iter().enumerate() {
-        let want = if s.before {
-            Some(w.waker_cpu)
+        let want = if let Some(w) = w.filter(|_| !timerlat) {
+            if s.before {
+                Some(w.waker_cpu)
+            } else {
+                w.rq_cpu_at(s.start)
+            }
         } else {
-            w.rq_cpu_at(s.start)
+            Some(f.cpu)
         };
         if want.is_some_and(|c| c != s.cpu) {
             out.put(

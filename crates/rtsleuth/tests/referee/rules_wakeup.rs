@@ -68,6 +68,12 @@ pub fn due_evidence(f: &Finding, cx: &Ctx, out: &mut Out) {
         ("wakeup", Some(_)) => "source wakeup with an expected_ts".to_string(),
         (_, None) => format!("source {} without expected_ts", f.source),
         (_, Some(e)) if e > f.wakeup + TOL => "expected_ts after wakeup_ts".to_string(),
+        ("timer", Some(e)) if f.run_at == "timerlat" => {
+            match super::rules_timerlat::timerlat_due(f, cx, e) {
+                Ok(()) => return,
+                Err(w) => w,
+            }
+        }
         ("timer", Some(e)) => match timer_due(f, cx, e) {
             Ok(()) => return,
             Err(w) => w,
@@ -181,6 +187,7 @@ fn period_due(f: &Finding, cx: &Ctx, expected: i64) -> Result<(), String> {
 /// moment it ran).
 pub fn victim_never_runs(f: &Finding, cx: &Ctx, out: &mut Out) {
     let hi = match (f.run_at.as_str(), own_wakeup(f, cx)) {
+        ("timerlat", _) => super::rules_timerlat::switched_in_by(f, cx),
         ("switch", _) | (_, None) => f.run,
         (_, Some(w)) => w.end.min(f.run),
     };

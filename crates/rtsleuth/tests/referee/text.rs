@@ -95,6 +95,16 @@ pub fn parse_line(line: &str) -> Option<Event> {
     let ts = is_ts(toks[k].1)?;
     let (cpu, flags, task_end) = cpu_and_flags(&toks, k)?;
     let pid = task_pid(line, &toks[..comm_pid_end_index(&toks, task_end)])?;
+    if let Some(fields) = timerlat_sample(&toks[k + 1..]) {
+        return Some(Event {
+            ts,
+            cpu,
+            pid,
+            flags,
+            name: "timerlat_sample".into(),
+            fields,
+        });
+    }
     // The event name: the next token ending with ':' (perf may print a period column first).
     let mut n = k + 1;
     while n < toks.len() && !toks[n].1.ends_with(':') {
@@ -127,6 +137,19 @@ pub fn parse_line(line: &str) -> Option<Event> {
         name,
         fields,
     })
+}
+
+/// The timerlat tracer's sample, which has no event name: `#N context irq timer_latency L ns`,
+/// as `seq=N context=irq timer_latency=L`.
+fn timerlat_sample(toks: &[(usize, &str)]) -> Option<String> {
+    let words: Vec<&str> = toks.iter().map(|t| t.1).collect();
+    match words.as_slice() {
+        [seq, "context", ctx, "timer_latency", lat, "ns"] => {
+            let seq = seq.strip_prefix('#')?;
+            Some(format!("seq={seq} context={ctx} timer_latency={lat}"))
+        }
+        _ => None,
+    }
 }
 
 /// `trace-cmd report`'s plugins print the scheduler events in their own shape

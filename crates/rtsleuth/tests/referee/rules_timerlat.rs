@@ -1,0 +1,153 @@
+//! Rules about timerlat activations (docs/claims.md, "Timerlat activations"): the samples that
+//! pair and time them, where the thread is switched in, the tasks osnoise's `thread_noise`
+//! names, and that every activation has its finding.
+
+use super::finding::{Finding, Stretch};
+use super::frames::noise_span;
+use super::raw::Event;
+use super::rules_timeline::TOL;
+use super::{Ctx, Out};
+
+/// A timerlat sample as printed: (seq, context, latency ns).
+pub fn sample(e: &Event) -> Option<(i64, &str, i64)> {
+    if e.name != "timerlat_sample" {
+        return None;
+    }
+    Some((e.num("seq")?, e.field("context")?, e.num("timer_latency")?))
+}
+
+/// The thread-context sample of the task at run_ts on its CPU.
+fn thread_sample<'a>(f: &Finding, cx: &'a Ctx) -> Option<(&'a Event, i64, i64)> {
+    cx.trace
+        .inside(f.cpu, f.run - TOL - 1, f.run + TOL + 1)
+        .filter(|e| e.pid == f.pid)
+        .find_map(|e| match sample(e)? {
+            (seq, "thread", lat) => Some((e, seq, lat)),
+            _ => None,
+        })
+}
+
+/// The irq-context sample `seq` of `cpu`, the latest at or before `ts`.
+fn irq_sample(cx: &Ctx, cpu: u32, seq: i64, ts: i64) -> Option<&Event> {
+    cx.trace
+        .before(cpu, ts)
+        .find(|e| matches!(sample(e), Some((s, "irq", _)) if s == seq))
+}
+
+/// timerlat_pairing: run_ts is the task's thread sample `#N` on its CPU, wakeup_ts the irq
+/// sample `#N` of that CPU before it.
+pub fn timerlat_pairing(f: &Finding, cx: &Ctx, out: &mut Out) {
+    let why = match thread_sample(f, cx) {
+        None => "no thread-context timerlat sample of the task at run_ts".to_string(),
+        Some((e, seq, _)) => match irq_sample(cx, f.cpu, seq, e.ts) {
+            Some(i) if (i.ts - f.wakeup).abs() <= TOL => return,
+            Some(i) => format!("the irq sample #{seq} is at {:.6}", i.ts as f64 / 1e9),
+            None => format!("no irq sample #{seq} before the thread's"),
+        },
+    };
+    out.put("wakeup_pairing", None, why);
+}
+
+/// due_evidence for a timerlat activation: expected_ts is the sample minus its latency.
+pub fn timerlat_due(f: &Finding, cx: &Ctx, expected: i64) -> Result<(), String> {
+    let (e, _, lat) = thread_sample(f, cx).ok_or("no timerlat thread sample at run_ts")?;
+    let due = e.ts - lat;
+    // Due before the recorded history: explained from where that begins (V1).
+    let window = cx.window.unwrap_or(i64::MIN);
+    let from = if due < window { window } else { due };
+    if (from - expected).abs() > TOL {
+        return Err(format!("the sample says due at {:.9}", due as f64 / 1e9));
+    }
+    Ok(())
+}
+
+/// Where the thread can have been switched in at the earliest: the first `thread_noise` of its
+/// CPU printed at or after the irq sample (the task switched out for it), else run_ts.
+pub fn switched_in_by(f: &Finding, cx: &Ctx) -> i64 {
+    cx.trace
+        .inside(f.cpu, f.wakeup - TOL - 1, f.run)
+        .find(|e| e.name == "thread_noise")
+        .map_or(f.run, |e| e.ts)
+}
+
+/// The `thread_noise` events of `cpu` printed inside (lo, hi]: (ts, pid, start).
+fn thread_noise(cx: &Ctx, cpu: u32, lo: i64, hi: i64) -> Vec<(i64, i64, i64)> {
+    cx.trace
+        .inside(cpu, lo, hi + 1)
+        .filter(|e| e.name == "thread_noise")
+        .filter_map(|e| {
+            let (who, start, _) = noise_span(e)?;
+            let pid = who.rsplit(':').next()?.parse().ok()?;
+            Some((e.ts, pid, start))
+        })
+        .collect()
+}
+
+/// thread_noise_holds: an `unknown` stretch naming a task is that task's `thread_noise`.
+pub fn thread_noise_holds(f: &Finding, cx: &Ctx, out: &mut Out) {
+    for (i, s) in f.timeline.iter().enumerate() {
+        let Some(pid) = s.culprit_pid.filter(|_| s.kind == "unknown") else {
+            continue;
+        };
+        if let Err(why) = held(s, pid, f.run, cx) {
+            out.put("thread_noise_holds", Some(i), why);
+        }
+    }
+}
+
+fn held(s: &Stretch, pid: i64, run: i64, cx: &Ctx) -> Result<(), String> {
+    let noise = thread_noise(cx, s.cpu, s.start, run);
+    let &(at, who, start) = noise
+        .iter()
+        .find(|n| n.0 >= s.end - 1_000)
+        .ok_or("no thread_noise after the stretch")?;
+    if who != pid || start > s.start + 10_000 {
+        return Err(format!(
+            "the thread_noise after it is pid {who} from {start}"
+        ));
+    }
+    if noise.iter().any(|n| n.0 < s.end - 1_000 && n.0 < at) {
+        return Err("another task's thread_noise inside".into());
+    }
+    match cx
+        .trace
+        .inside(s.cpu, s.start, s.end)
+        .find(|e| e.pid != pid)
+    {
+        Some(e) => Err(format!("{} of pid {} inside", e.name, e.pid)),
+        None => Ok(()),
+    }
+}
+
+/// completeness for timerlat targets (no referee wake-ups): every activation later than
+/// `least` inside the window, with no lost events between its samples, has a finding.
+pub fn activations_found(pid: i64, findings: &[Finding], least: i64, cx: &Ctx, out: &mut Out) {
+    let window = cx.window.unwrap_or(i64::MIN);
+    for e in cx.trace.of_pid(pid) {
+        let Some((seq, "thread", lat)) = sample(e) else {
+            continue;
+        };
+        let Some(irq) = irq_sample(cx, e.cpu, seq, e.ts) else {
+            continue;
+        };
+        let due = e.ts - lat;
+        let lost =
+            (cx.trace.lost.iter()).any(|&(c, t)| c == e.cpu && t > irq.ts.min(due) && t <= e.ts);
+        if due < window || lost || lat <= least + 2 {
+            continue;
+        }
+        if !findings
+            .iter()
+            .any(|f| f.pid == pid && (f.run - e.ts).abs() <= TOL)
+        {
+            out.put(
+                "completeness",
+                None,
+                format!(
+                    "pid {pid}: timerlat #{seq} at {:.6} ({lat} ns) has no finding",
+                    e.ts as f64 / 1e9
+                ),
+            );
+        }
+    }
+}
