@@ -92,6 +92,18 @@ impl History {
         true
     }
 
+    /// Where something on `cpu` can be measured from: the common window's start, never before
+    /// the trace's first event nor, when the CPU was overwritten, before its own first event.
+    /// `None` while that is not known (a CPU named overwritten has shown no event yet).
+    pub fn measured_from(&self, cpu: u32) -> Option<Timestamp> {
+        let own = match self.overwritten(cpu) {
+            true => self.cpus.get(&cpu)?.first,
+            false => 0,
+        };
+        let start = self.trace_start?.max(self.window_start).max(own);
+        (self.unseen == 0).then_some(start)
+    }
+
     /// Whether `cpu` is recorded from `ts` on: its history began at or before `ts`.
     pub fn recorded_at(&self, cpu: u32, ts: Timestamp) -> bool {
         if !self.overwritten(cpu) {
@@ -101,9 +113,9 @@ impl History {
     }
 
     /// Whether something that began at `ts` lies in the common window, as far as the CPUs seen
-    /// so far and those named overwritten tell.
+    /// so far and those named overwritten tell: never before the trace's first event.
     pub fn in_window(&self, ts: Timestamp) -> bool {
-        ts >= self.window_start && self.unseen == 0
+        ts >= self.window_start && self.trace_start.is_some_and(|t| ts >= t) && self.unseen == 0
     }
 
     /// Where the common window begins, when some CPU's history begins late.

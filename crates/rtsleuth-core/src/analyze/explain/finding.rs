@@ -23,6 +23,11 @@ pub enum Culprit {
         vec: u32,
         action: NameId,
     },
+    /// An interrupt as osnoise's `irq_noise` names it (`local_timer:236`).
+    Noise {
+        name: NameId,
+        id: i32,
+    },
 }
 
 /// Why a stretch got its cause: the evidence a report spells out as the component's detail.
@@ -100,6 +105,16 @@ pub enum Note {
     /// reaching the switch) lasted longer than [`super::decompose::KERNEL_PATH_MAX_NS`];
     /// `idle` when the CPU was idle all along.
     PathOverBound { idle: bool },
+    /// An NMI (osnoise's `nmi_noise`).
+    Nmi,
+    /// The timerlat timer was due and osnoise shows no interrupt running: why its interrupt
+    /// had not come is not in these events.
+    TimerIrqLate,
+    /// osnoise's `thread_noise`: the task ran after the timer fired, before the timerlat
+    /// thread; no priority is printed with it.
+    ThreadNoise,
+    /// The trace has no `thread_noise` events: which task ran is not shown.
+    ThreadsUntraced,
 }
 
 /// Time of one kind, one phase and one culprit. Pieces of the same kind, phase and culprit
@@ -210,6 +225,9 @@ pub enum RunAt {
     /// cyclictest's mark: its figure also held time after the switch (see
     /// `Explain::threshold_mark`).
     Mark,
+    /// The timerlat thread's own sample, woken by its timer's irq-context sample
+    /// ([`super::timerlat`]).
+    Timerlat,
 }
 
 impl RunAt {
@@ -217,6 +235,7 @@ impl RunAt {
         match self {
             RunAt::Wake(end) => end.as_str(),
             RunAt::Mark => "mark",
+            RunAt::Timerlat => "timerlat",
         }
     }
 }
@@ -234,14 +253,20 @@ pub enum Evidence {
     Tracemark { us: f64, mark: Timestamp },
     /// Its wake-ups kept this period (see `period`).
     Period { period: u64 },
+    /// The timerlat thread's sample `#seq` at `at` said it ran `latency_ns` after its timer.
+    Timerlat {
+        seq: u64,
+        latency_ns: u64,
+        at: Timestamp,
+    },
 }
 
 /// A late wake-up and what it was made of.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Finding {
     pub pid: i32,
-    /// The priority the task was switched in with.
-    pub prio: i32,
+    /// The priority the task was switched in with, when the trace printed one.
+    pub prio: Option<i32>,
     /// The CPU it ran on.
     pub cpu: u32,
     pub source: Source,
@@ -251,6 +276,9 @@ pub struct Finding {
     /// The due time the evidence gave, when the task still ran after it: `expected` is then
     /// the task's last moment on a CPU, where its lateness can start.
     pub ran_past_due: Option<Timestamp>,
+    /// The due time the evidence gave, when it lies before the trace's recorded history:
+    /// `expected` is then where that history begins.
+    pub unrecorded_due: Option<Timestamp>,
     pub wakeup: Timestamp,
     pub waker_cpu: u32,
     /// When the interrupt that woke it was entered, if it was woken from an interrupt.
@@ -348,7 +376,7 @@ mod tests {
     fn the_root_cause_is_the_kind_with_most_time() {
         let f = Finding {
             pid: 1,
-            prio: 19,
+            prio: Some(19),
             cpu: 0,
             source: Source::Wakeup,
             expected: None,
@@ -360,6 +388,7 @@ mod tests {
             wake_end: 100,
             evidence: None,
             ran_past_due: None,
+            unrecorded_due: None,
             timeline: Vec::new(),
             components: vec![
                 piece(Cause::PreemptOff, (0, 40), Some(Culprit::Task(2))),

@@ -14,6 +14,10 @@
 //!   the rule); never more than one period is claimed.
 //! - **wakeup**: nothing proves when it was due; only the time after the wake-up is explained.
 //!
+//! The timerlat tracer's thread is explained from its own samples and osnoise's noise events
+//! when the trace has no scheduler wake-ups of it ([`timerlat`]); its sample then proves the
+//! due time (source `timer`).
+//!
 //! A task cannot be late while it still runs: the explained time starts no earlier than its last
 //! event in task context before the wake-up. The latency is then cut into stretches (see
 //! [`decompose`]), each claiming only what the events show; every nanosecond from the start to
@@ -38,6 +42,7 @@ mod period;
 mod rank;
 mod report;
 mod timeline;
+mod timerlat;
 mod victim;
 
 pub use cause::{Cause, Phase, Source};
@@ -123,6 +128,7 @@ pub struct Explain {
     /// What the trace held, to say why nothing was explained when nothing was.
     wakeup_events: u64,
     timerlat_samples: u64,
+    timerlat: timerlat::Timerlat,
 }
 
 impl Explain {
@@ -142,6 +148,7 @@ impl Explain {
             dropped_by_lost: 0,
             wakeup_events: 0,
             timerlat_samples: 0,
+            timerlat: timerlat::Timerlat::default(),
         }
     }
 
@@ -218,6 +225,7 @@ impl Explain {
             self.armed.remove(&pid);
         }
         let v = self.victims.entry(pid).or_default();
+        v.sched_woken = true;
         v.commit(threshold, top);
         let rhythm = v.rhythm.wake(ev.ts);
         let due = match (timer, rhythm) {
@@ -301,12 +309,13 @@ impl Explain {
         }
         Finding {
             pid: wake.pid,
-            prio: self.prios.get(&wake.pid).copied().unwrap_or(wake.prio),
+            prio: Some(self.prios.get(&wake.pid).copied().unwrap_or(wake.prio)),
             cpu,
             source,
             expected,
             evidence: due.map(|d| d.evidence),
             ran_past_due: due_ts.filter(|&d| Some(d) != expected),
+            unrecorded_due: None,
             wakeup: wake.wakeup,
             waker_cpu: wake.waker_cpu,
             wake_irq_entry: wake.context.irq_entry,
@@ -362,6 +371,27 @@ impl Explain {
         }
     }
 
+    /// A timerlat thread's sample closed its activation: explain it from osnoise's events,
+    /// unless the scheduler's wake-ups of the thread are traced (the engine explains those).
+    /// Its priority is not printed with the samples; the thread measures latency by design,
+    /// so without one it is a default target.
+    fn timerlat_sample(&mut self, s: timerlat::ThreadSample) {
+        let from = self.wakeups.history.measured_from(s.cpu);
+        let Some(mut f) = self.timerlat.explain(&s, from) else {
+            return;
+        };
+        let prio = self.prios.get(&s.pid).copied();
+        let woken = self.victims.get(&s.pid).is_some_and(|v| v.sched_woken);
+        if woken || !self.is_target(s.pid, prio.unwrap_or(0)) {
+            return;
+        }
+        f.prio = prio;
+        let (threshold, top) = (self.threshold_ns(), self.opts.top);
+        let v = self.victims.entry(s.pid).or_default();
+        v.wakeups += 1;
+        v.file(f, threshold, top);
+    }
+
     /// The wake-up of `pid` ended where the trace is not whole: no finding.
     fn unmeasured(&mut self, pid: i32) {
         if let Some(v) = self.victims.get_mut(&pid) {
@@ -415,6 +445,9 @@ impl EventSink for Explain {
             | EventKind::SchedWakeupNew { .. } => self.wakeup_events += 1,
             EventKind::TimerlatSample { .. } => self.timerlat_samples += 1,
             _ => {}
+        }
+        if let Some(s) = self.timerlat.event(ev, &mut self.names) {
+            self.timerlat_sample(s);
         }
         let prios = &self.prios;
         timeline(&mut self.cpus, ev.cpu, ev.ts)
@@ -504,6 +537,7 @@ impl Explain {
         for v in self.victims.values_mut() {
             self.dropped_by_lost += u64::from(v.pending.take().is_some());
         }
+        self.timerlat.lost(cpu);
         for (i, tl) in self.cpus.iter_mut().enumerate() {
             if let Some(tl) = tl
                 .as_mut()

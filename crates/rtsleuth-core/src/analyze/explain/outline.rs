@@ -10,8 +10,8 @@ use crate::event::Timestamp;
 pub struct Outline {
     pub pid: i32,
     pub comm: String,
-    /// The priority it was switched in with.
-    pub prio: i32,
+    /// The priority it was switched in with, when the trace printed one.
+    pub prio: Option<i32>,
     /// The CPU it ran on.
     pub cpu: u32,
     pub source: Source,
@@ -19,7 +19,7 @@ pub struct Outline {
     pub expected: Option<Timestamp>,
     pub wakeup: Timestamp,
     pub run: Timestamp,
-    /// What `run` is: `switch`, `inferred`, `resumed` or `mark`.
+    /// What `run` is: `switch`, `inferred`, `resumed`, `mark` or `timerlat`.
     pub run_at: &'static str,
     pub latency_ns: u64,
     pub root_cause: Cause,

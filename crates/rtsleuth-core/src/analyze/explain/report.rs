@@ -148,7 +148,7 @@ impl Explain {
         let mut why = "the trace has no sched_waking or sched_wakeup events: explain starts from a task's wake-up, so nothing could be explained".to_string();
         if self.timerlat_samples > 0 {
             why += &format!(
-                "; it holds {} timerlat samples, which `rtsleuth latency` summarises per CPU and context",
+                "; it holds {} timerlat samples but no activation with both its irq and its thread sample in the recorded window, and `rtsleuth latency` summarises them per CPU and context",
                 self.timerlat_samples
             );
         }
@@ -293,6 +293,7 @@ impl Explain {
             Culprit::Vector { vector: None, name } => format!("vector ({})", n(name)),
             Culprit::Callback(function) => n(function).to_string(),
             Culprit::Softirq { vec, action } => format!("softirq {vec} ({})", n(action)),
+            Culprit::Noise { name, id } => format!("{}:{id}", n(name)),
         }
     }
 
@@ -301,6 +302,7 @@ impl Explain {
         let who = culprit.clone().unwrap_or_default();
         let cpu = c.cpu;
         let victim = self.task_name(f.pid);
+        let vprio = prio_text(f.prio);
         let detail = match c.note {
             Note::InterruptDelivery => format!("the timer interrupt reaching CPU{cpu}"),
             Note::TimerSlack => "its timer's slack: the kernel may fire it any time up to the hard expiry".into(),
@@ -331,9 +333,8 @@ impl Explain {
                 "{who} ran with interrupts disabled (last event flagged d), so the timer interrupt came late"
             ),
             Note::IrqsOffCaller(caller) if c.phase == Phase::AfterWakeup => format!(
-                "{who} disabled interrupts at {} while {victim} (prio {}) was runnable on CPU{cpu}: it could not be preempted until they were enabled again",
+                "{who} disabled interrupts at {} while {victim} (prio {vprio}) was runnable on CPU{cpu}: it could not be preempted until they were enabled again",
                 self.names.get(caller),
-                f.prio
             ),
             Note::IrqsOffCaller(caller) => format!(
                 "{who} disabled interrupts at {}, so the timer interrupt came late",
@@ -358,15 +359,13 @@ impl Explain {
                 let prio = prio.map_or("?".into(), |p| p.to_string());
                 let mut d = match c.cause {
                     Cause::HigherPriority => {
-                        format!("{who} (prio {prio}) kept CPU{cpu} while {victim} (prio {}) was runnable", f.prio)
+                        format!("{who} (prio {prio}) kept CPU{cpu} while {victim} (prio {vprio}) was runnable")
                     }
                     Cause::FairShare => format!(
-                        "{who} (prio {prio}) had CPU{cpu} while {victim} (prio {}) was runnable; same rank, so the scheduler shares the CPU between them (FIFO order, RR slice or CFS fairness)",
-                        f.prio
+                        "{who} (prio {prio}) had CPU{cpu} while {victim} (prio {vprio}) was runnable; same rank, so the scheduler shares the CPU between them (FIFO order, RR slice or CFS fairness)"
                     ),
                     _ => format!(
-                        "{who} (prio {prio}) kept CPU{cpu} until a preemption point while {victim} (prio {}) was runnable",
-                        f.prio
+                        "{who} (prio {prio}) kept CPU{cpu} until a preemption point while {victim} (prio {vprio}) was runnable"
                     ),
                 };
                 if need_resched {
@@ -386,9 +385,8 @@ impl Explain {
                 if irqs_on { " with interrupts on" } else { "" }
             ),
             Note::PrioChanged { pid, from, to } => format!(
-                "{} changed priority from {from} to {to} while holding CPU{cpu} (priority inheritance, or sched_setscheduler): one ranks it differently from the other against {victim} (prio {}), and the trace does not show when it changed",
+                "{} changed priority from {from} to {to} while holding CPU{cpu} (priority inheritance, or sched_setscheduler): one ranks it differently from the other against {victim} (prio {vprio}), and the trace does not show when it changed",
                 self.task_name(pid),
-                f.prio
             ),
             Note::VictimPrioChanged { pid, from, to } => format!(
                 "{} held CPU{cpu} while {victim} was runnable; {victim} was woken with priority {from} and ran with {to}, which rank {} differently, and the trace does not show when its priority changed",
@@ -413,6 +411,9 @@ impl Explain {
                 fmt_us(ns_to_us(c.ns)),
                 fmt_us(ns_to_us(KERNEL_PATH_MAX_NS))
             ),
+            Note::Nmi | Note::TimerIrqLate | Note::ThreadNoise | Note::ThreadsUntraced => {
+                osnoise_detail(c.note, &who, &victim, cpu)
+            }
         };
         Rendered { culprit, detail }
     }
@@ -469,11 +470,23 @@ impl Explain {
                 fmt_ts_ns(mark),
                 fmt_us(us)
             ),
+            Some(Evidence::Timerlat { seq, latency_ns, at }) => format!(
+                "its timerlat sample #{seq} at {} says it ran {} us after its timer was due",
+                fmt_ts_ns(at),
+                fmt_us(round3(ns_to_us(latency_ns)))
+            ),
             Some(Evidence::Period { period }) => format!(
                 "its last {INTERVALS} wake-up intervals kept a period of {} us within 5%, and it woke within 1.5 periods of the previous one; due one period after the least late of them (an estimate)",
                 fmt_us(round3(ns_to_us(period)))
             ),
         };
+        if let Some(due) = f.unrecorded_due {
+            note.push_str(&format!(
+                "; it was due at {}, before the trace's recorded history, so only the time from {} on is explained",
+                fmt_ts_ns(due),
+                f.expected.map_or("-".into(), fmt_ts_ns)
+            ));
+        }
         if let Some(due) = f.ran_past_due {
             note.push_str(&format!(
                 "; it was due at {} but still ran until {}, so its lateness starts there",
@@ -524,7 +537,7 @@ impl Explain {
             format!(
                 "#{rank} {} (prio {}) CPU{}: {} us [{}], root cause {}",
                 self.task_name(f.pid),
-                f.prio,
+                prio_text(f.prio),
                 f.cpu,
                 fmt_us(round3(ns_to_us(lat))),
                 f.source.as_str(),
@@ -536,6 +549,8 @@ impl Explain {
         if let Some(e) = f.expected {
             let how = match f.source {
                 _ if f.ran_past_due.is_some() => "due before this, but it still ran until here",
+                _ if f.unrecorded_due.is_some() => "due before this, where the trace begins",
+                _ if f.run_at == RunAt::Timerlat => "due: its timerlat sample minus its latency",
                 Source::Timer => "due: its hrtimer expiry in the trace clock",
                 Source::Period => "due: estimated from its period",
                 _ => "due: cyclictest's mark minus its latency",
@@ -555,7 +570,13 @@ impl Explain {
         rows.push((
             f.wakeup,
             2,
-            milestone(f.wakeup, &format!("wake-up on CPU{}", f.waker_cpu)),
+            milestone(
+                f.wakeup,
+                &match f.run_at {
+                    RunAt::Timerlat => format!("timer interrupt's sample on CPU{}", f.waker_cpu),
+                    _ => format!("wake-up on CPU{}", f.waker_cpu),
+                },
+            ),
         ));
         rows.push((
             f.run,
@@ -578,6 +599,7 @@ impl Explain {
                         "cyclictest's mark on CPU{} (its figure counts time after the switch)",
                         f.cpu
                     ),
+                    RunAt::Timerlat => format!("its thread sample on CPU{}", f.cpu),
                 },
             ),
         ));
@@ -651,6 +673,27 @@ fn culprit_pid(c: &Component) -> Option<i32> {
         Some(Culprit::Task(pid)) => Some(pid),
         _ => None,
     }
+}
+
+/// The detail of a timerlat activation's stretch that osnoise's events decided.
+fn osnoise_detail(note: Note, who: &str, victim: &str, cpu: u32) -> String {
+    match note {
+        Note::Nmi => format!("an NMI on CPU{cpu} (osnoise nmi_noise)"),
+        Note::TimerIrqLate => format!(
+            "the timer was due and its interrupt had not run on CPU{cpu}; osnoise shows no other interrupt running, and its events cannot show why (interrupts off, or time outside Linux)"
+        ),
+        Note::ThreadNoise => format!(
+            "{who} ran on CPU{cpu} after {victim}'s timer fired and until it was switched out (osnoise thread_noise); the trace prints no priorities, so whether it outranked {victim} or kept the CPU with preemption off is not shown"
+        ),
+        _ => format!(
+            "osnoise's thread_noise events are not in the trace: which task held CPU{cpu} here is not shown"
+        ),
+    }
+}
+
+/// A priority as printed, or `?` when the trace never printed it.
+fn prio_text(prio: Option<i32>) -> String {
+    prio.map_or("?".into(), |p| p.to_string())
 }
 
 fn milestone(ts: Timestamp, what: &str) -> String {

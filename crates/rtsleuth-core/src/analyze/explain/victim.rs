@@ -72,6 +72,9 @@ pub struct Victim {
     pub last: Option<Explained>,
     /// Wake-ups explained.
     pub wakeups: u64,
+    /// The scheduler's wake-ups of it are traced: those are its wake-ups, not timerlat's
+    /// activations.
+    pub sched_woken: bool,
     /// Wake-ups at or above the threshold.
     pub spikes: u64,
     /// The worst findings, worst first, at most `top`.
@@ -82,10 +85,13 @@ pub struct Victim {
 impl Victim {
     /// Files the last explained wake-up for good.
     pub fn commit(&mut self, threshold_ns: u64, top: usize) {
-        let Some(done) = self.last.take() else {
-            return;
-        };
-        let f = done.finding;
+        if let Some(done) = self.last.take() {
+            self.file(done.finding, threshold_ns, top);
+        }
+    }
+
+    /// Counts a finding at or above the threshold and keeps it if it is among the worst.
+    pub fn file(&mut self, f: Finding, threshold_ns: u64, top: usize) {
         let lat = f.latency_ns();
         if lat < threshold_ns {
             return;
@@ -127,12 +133,13 @@ mod tests {
         ];
         Finding {
             pid: 1,
-            prio: 19,
+            prio: Some(19),
             cpu: 0,
             source: Source::Wakeup,
             expected: None,
             evidence: None,
             ran_past_due: None,
+            unrecorded_due: None,
             wakeup: 1000,
             waker_cpu: 0,
             wake_irq_entry: None,

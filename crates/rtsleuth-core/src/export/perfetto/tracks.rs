@@ -69,14 +69,16 @@ impl Tracks {
             start,
             TrackEvent {
                 name: Some(format!("late {} us", fmt_us(ns_to_us(f.latency_ns)))),
-                debug_annotations: vec![
+                debug_annotations: [
                     text("task", &format!("{}-{}", f.comm, f.pid)),
                     text("summary", &f.summary),
                     text("due", f.source.as_str()),
                     text("root_cause", f.root_cause.as_str()),
-                    int("prio", f.prio.into()),
-                    int("cpu", f.cpu.into()),
-                ],
+                ]
+                .into_iter()
+                .chain(f.prio.map(|p| int("prio", p.into())))
+                .chain([int("cpu", f.cpu.into())])
+                .collect(),
                 ..event(EventType::SliceBegin, why)
             },
         ));
