@@ -133,7 +133,7 @@ pub fn check_finding(f: &Finding, cx: &Ctx) -> Vec<Violation> {
     rules_timeline::root_cause_is_largest(f, &mut out);
     rules_timeline::kernel_path_bound(f, cx, &mut out);
     rules_timeline::common_window(f, cx, &mut out);
-    if f.run_at == "timerlat" {
+    if f.run_at.starts_with("timerlat") {
         rules_timerlat::timerlat_pairing(f, cx, &mut out);
     } else {
         rules_wakeup::wakeup_pairing(f, cx, &mut out);

@@ -14,7 +14,7 @@ pub const RANKED: [&str; 3] = ["higher_priority", "fair_share", "preempt_off"];
 /// stretch_cpu: a before-wakeup stretch is on the CPU that ran the waking; an after-wakeup
 /// one on the task's runqueue CPU at its start (target_cpu, then migrations).
 pub fn stretch_cpu(f: &Finding, cx: &Ctx, out: &mut Out) {
-    let timerlat = f.run_at == "timerlat";
+    let timerlat = f.run_at.starts_with("timerlat");
     let w = own_wakeup(f, cx);
     if w.is_none() && !timerlat {
         return;

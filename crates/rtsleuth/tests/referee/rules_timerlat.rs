@@ -16,15 +16,33 @@ pub fn sample(e: &Event) -> Option<(i64, &str, i64)> {
     Some((e.num("seq")?, e.field("context")?, e.num("timer_latency")?))
 }
 
-/// The thread-context sample of the task at run_ts on its CPU.
-fn thread_sample<'a>(f: &Finding, cx: &'a Ctx) -> Option<(&'a Event, i64, i64)> {
-    cx.trace
+/// The sample at run_ts on the finding's CPU that closes its activation: the task's thread
+/// sample, or for `timerlat_irq` the irq sample that is its CPU's last timerlat sample, the
+/// CPU's thread (its latest thread sample before) being the task.
+fn closing_sample<'a>(f: &Finding, cx: &'a Ctx) -> Option<(&'a Event, i64, i64)> {
+    let irq = f.run_at == "timerlat_irq";
+    let (e, seq, lat) = cx
+        .trace
         .inside(f.cpu, f.run - TOL - 1, f.run + TOL + 1)
-        .filter(|e| e.pid == f.pid)
+        .filter(|e| irq || e.pid == f.pid)
         .find_map(|e| match sample(e)? {
-            (seq, "thread", lat) => Some((e, seq, lat)),
+            (seq, ctx, lat) if ctx == if irq { "irq" } else { "thread" } => Some((e, seq, lat)),
             _ => None,
-        })
+        })?;
+    if irq {
+        let later = cx
+            .trace
+            .inside(f.cpu, e.ts, i64::MAX)
+            .any(|x| sample(x).is_some());
+        let thread = cx
+            .trace
+            .before(f.cpu, e.ts)
+            .find(|x| matches!(sample(x), Some((_, "thread", _))));
+        if later || thread.map(|t| t.pid) != Some(f.pid) {
+            return None;
+        }
+    }
+    Some((e, seq, lat))
 }
 
 /// The irq-context sample `seq` of `cpu`, the latest at or before `ts`.
@@ -35,10 +53,14 @@ fn irq_sample(cx: &Ctx, cpu: u32, seq: i64, ts: i64) -> Option<&Event> {
 }
 
 /// timerlat_pairing: run_ts is the task's thread sample `#N` on its CPU, wakeup_ts the irq
-/// sample `#N` of that CPU before it.
+/// sample `#N` of that CPU before it; for `timerlat_irq`, both are that irq sample, the last
+/// of the CPU.
 pub fn timerlat_pairing(f: &Finding, cx: &Ctx, out: &mut Out) {
-    let why = match thread_sample(f, cx) {
-        None => "no thread-context timerlat sample of the task at run_ts".to_string(),
+    let why = match closing_sample(f, cx) {
+        None => format!(
+            "no closing timerlat sample of the task at run_ts ({})",
+            f.run_at
+        ),
         Some((e, seq, _)) => match irq_sample(cx, f.cpu, seq, e.ts) {
             Some(i) if (i.ts - f.wakeup).abs() <= TOL => return,
             Some(i) => format!("the irq sample #{seq} is at {:.6}", i.ts as f64 / 1e9),
@@ -50,7 +72,7 @@ pub fn timerlat_pairing(f: &Finding, cx: &Ctx, out: &mut Out) {
 
 /// due_evidence for a timerlat activation: expected_ts is the sample minus its latency.
 pub fn timerlat_due(f: &Finding, cx: &Ctx, expected: i64) -> Result<(), String> {
-    let (e, _, lat) = thread_sample(f, cx).ok_or("no timerlat thread sample at run_ts")?;
+    let (e, _, lat) = closing_sample(f, cx).ok_or("no closing timerlat sample at run_ts")?;
     let due = e.ts - lat;
     // Due before the recorded history: explained from where that begins (V1).
     let window = cx.window.unwrap_or(i64::MIN);
@@ -120,9 +142,37 @@ fn held(s: &Stretch, pid: i64, run: i64, cx: &Ctx) -> Result<(), String> {
 }
 
 /// completeness for timerlat targets (no referee wake-ups): every activation later than
-/// `least` inside the window, with no lost events between its samples, has a finding.
+/// `least` inside the window, with no lost events between its samples, has a finding; so
+/// does each CPU's last irq sample with no thread sample after it, on the target's CPU.
 pub fn activations_found(pid: i64, findings: &[Finding], least: i64, cx: &Ctx, out: &mut Out) {
     let window = cx.window.unwrap_or(i64::MIN);
+    let mut require = |ts: i64, what: String| {
+        if !findings
+            .iter()
+            .any(|f| f.pid == pid && (f.run - ts).abs() <= TOL)
+        {
+            out.put(
+                "completeness",
+                None,
+                format!("pid {pid}: {what} has no finding"),
+            );
+        }
+    };
+    for (&cpu, ix) in &cx.trace.by_cpu {
+        let mut samples = (ix.iter().rev())
+            .map(|&i| &cx.trace.events[i])
+            .filter_map(|e| Some((e, sample(e)?)));
+        let Some((last, (seq, "irq", lat))) = samples.next() else {
+            continue;
+        };
+        let thread = samples.find(|(_, s)| s.1 == "thread");
+        if thread.map(|t| t.0.pid) == Some(pid) && lat > least + 2 && last.ts - lat >= window {
+            require(
+                last.ts,
+                format!("CPU{cpu}'s last timerlat #{seq} (irq, {lat} ns)"),
+            );
+        }
+    }
     for e in cx.trace.of_pid(pid) {
         let Some((seq, "thread", lat)) = sample(e) else {
             continue;
@@ -133,21 +183,65 @@ pub fn activations_found(pid: i64, findings: &[Finding], least: i64, cx: &Ctx, o
         let due = e.ts - lat;
         let lost =
             (cx.trace.lost.iter()).any(|&(c, t)| c == e.cpu && t > irq.ts.min(due) && t <= e.ts);
-        if due < window || lost || lat <= least + 2 {
-            continue;
-        }
-        if !findings
-            .iter()
-            .any(|f| f.pid == pid && (f.run - e.ts).abs() <= TOL)
-        {
-            out.put(
-                "completeness",
-                None,
-                format!(
-                    "pid {pid}: timerlat #{seq} at {:.6} ({lat} ns) has no finding",
-                    e.ts as f64 / 1e9
-                ),
+        if due >= window && !lost && lat > least + 2 {
+            require(
+                e.ts,
+                format!("timerlat #{seq} at {:.6} ({lat} ns)", e.ts as f64 / 1e9),
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{check_finding, explain, finding, peers, root, Ctx};
+
+    fn rules(vs: &[super::super::Violation]) -> Vec<&'static str> {
+        vs.iter().map(|v| v.rule).collect()
+    }
+
+    /// The kernel documentation's stack dump: rtsleuth's finding holds, and each of its claims
+    /// made false is caught by the rule that states it.
+    #[test]
+    fn false_timerlat_claims_are_flagged() {
+        let path = root().join("tests/fixtures/rtla/doc_print_stack.txt");
+        let (_, trace) = peers::read(&path).unwrap();
+        let cx = Ctx::new(trace);
+        let doc = explain(&path, &["--top", "20", "--threshold", "0"]).unwrap();
+        let (found, bad) = finding::findings("t", &doc);
+        assert!(bad.is_empty(), "{bad:?}");
+        let f = &found[0];
+        assert!(
+            check_finding(f, &cx).is_empty(),
+            "{:?}",
+            check_finding(f, &cx)
+        );
+        let insmod = f
+            .timeline
+            .iter()
+            .position(|s| s.culprit_pid == Some(1026))
+            .unwrap();
+        let irq = f.timeline.iter().position(|s| s.kind == "hardirq").unwrap();
+
+        let mut m = f.clone();
+        m.timeline[insmod].culprit_pid = Some(1001);
+        m.timeline[insmod].culprit = Some("timerlat/7-1001".into());
+        assert!(rules(&check_finding(&m, &cx)).contains(&"thread_noise_holds"));
+
+        let mut m = f.clone();
+        m.timeline[irq].culprit = Some("irq_work:246".into());
+        assert!(rules(&check_finding(&m, &cx)).contains(&"irq_frame_open"));
+
+        let mut m = f.clone();
+        m.expected = m.expected.map(|e| e - 5_000);
+        assert!(rules(&check_finding(&m, &cx)).contains(&"due_evidence"));
+
+        let mut m = f.clone();
+        m.run_at = "timerlat_irq".into();
+        assert!(rules(&check_finding(&m, &cx)).contains(&"wakeup_pairing"));
+
+        let mut m = f.clone();
+        m.wakeup += 400_000;
+        assert!(rules(&check_finding(&m, &cx)).contains(&"wakeup_pairing"));
     }
 }
