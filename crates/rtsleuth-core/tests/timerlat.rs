@@ -184,8 +184,8 @@ fn rtla_summarised_the_lab_runs_as_latency_does() {
 
 /// A trace of the timerlat tracer's thread samples alone has no wake-up and no whole
 /// activation to explain: `explain` says so, and where the samples are (with the irq samples
-/// too, the activations are explained). One with switches only says the first half; one with wake-ups of
-/// no target keeps the hint about targets unless every task was asked for.
+/// too, the activations are explained). One with switches only says the first half; one with
+/// wake-ups of no target keeps the hint about targets unless every task was asked for.
 #[test]
 fn explain_says_why_it_explained_nothing() {
     use rtsleuth_core::analyze::explain::{Explain, ExplainOptions};

@@ -167,3 +167,85 @@ fn the_lab_spikes_name_what_rtla_names() {
     }
     assert!(compared >= 10, "only {compared} of rtla's entries compared");
 }
+
+/// Where rtla stopped on the timer interrupt's latency, its trace ends before the thread's
+/// sample: the activation is explained up to the interrupt, with the latency rtla printed.
+#[test]
+fn an_activation_stopped_at_its_interrupt_has_rtlas_irq_latency() {
+    let mut checked = 0;
+    for kernel in ["rt", "tracer"] {
+        let dir = Path::new(REPO).join("tests/fixtures/lab").join(kernel);
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let run = e.unwrap().path();
+            let rtla = std::fs::read_to_string(run.join("rtla.txt")).unwrap_or_default();
+            let Some(total) = rtla
+                .lines()
+                .find(|l| l.contains("IRQ latency") && l.contains("(100%)"))
+            else {
+                continue;
+            };
+            let us: f64 = total.split_whitespace().nth(2).unwrap().parse().unwrap();
+            let mut trace = run.join("timerlat_trace.txt");
+            if !trace.exists() {
+                trace.set_extension("txt.zst");
+            }
+            let f = &explain(&trace)["findings"][0];
+            assert_eq!(f["run_at"], "timerlat_irq", "{}", run.display());
+            assert_eq!(f["run_ts"], f["wakeup_ts"]);
+            let ours = f["latency_us"].as_f64().unwrap();
+            assert!(
+                (ours - us).abs() < 0.01,
+                "{}: rtla {us}, rtsleuth {ours}",
+                run.display()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 4, "{checked}");
+}
+
+/// Samples and noise that do not fit together: no panic, no finding claiming more than a
+/// sample says, and an activation without its irq sample is not explained.
+#[test]
+fn mismatched_samples_and_absurd_noise_are_handled() {
+    let text = "\
+# tracer: timerlat
+ timerlat/0-9 [000] ....  10.000100: #1 context thread timer_latency 5000 ns
+ <idle>-0 [000] d.h1  10.001000: #2 context irq timer_latency 999999999999 ns
+ timerlat/0-9 [000] ....  10.001100: #3 context thread timer_latency 100 ns
+ <idle>-0 [000] dNh2  10.001900: irq_noise: local_timer:236 start 10.001800000 duration 18446744073709551615 ns
+ <idle>-0 [000] d..3  10.001950: thread_noise: swapper/0:0 start 0.000000001 duration 4000000000000 ns
+ <idle>-0 [000] d.h1  10.002000: #4 context irq timer_latency 20000 ns
+ timerlat/0-9 [000] ....  10.002100: #4 context thread timer_latency 999999999999 ns
+ <idle>-0 [000] d.h1  10.003000: #5 context irq timer_latency 7000 ns
+";
+    let path = std::env::temp_dir().join(format!("timerlat_bad_{}.txt", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    let mut explain = Explain::new(ExplainOptions {
+        top: 10,
+        threshold_us: Some(0.0),
+        ..Default::default()
+    });
+    let input = Input::open(path.to_str().unwrap()).unwrap();
+    let info = read::read(input, &mut explain).unwrap();
+    let doc = explain.document(&info).json;
+    std::fs::remove_file(&path).ok();
+    let findings = doc["findings"].as_array().unwrap();
+    // #1 and #3 have no irq sample of their own; #4 is due before the trace (explained from
+    // its first event); #5 ends the trace at its interrupt.
+    let runs: Vec<f64> = findings
+        .iter()
+        .map(|f| f["run_ts"].as_f64().unwrap())
+        .collect();
+    assert_eq!(findings.len(), 2, "{runs:?}");
+    for f in findings {
+        let sum: f64 = (f["timeline"].as_array().unwrap().iter())
+            .map(|s| s["end_ts"].as_f64().unwrap() - s["start_ts"].as_f64().unwrap())
+            .sum();
+        assert!(
+            (sum * 1e6 - f["latency_us"].as_f64().unwrap()).abs() < 0.01,
+            "{f}"
+        );
+        assert!(f["expected_ts"].as_f64().unwrap() >= 10.0001 - 1e-9, "{f}");
+    }
+}

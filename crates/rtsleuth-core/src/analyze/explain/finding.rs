@@ -228,6 +228,8 @@ pub enum RunAt {
     /// The timerlat thread's own sample, woken by its timer's irq-context sample
     /// ([`super::timerlat`]).
     Timerlat,
+    /// The timer's irq-context sample, where the trace ends before the thread ran.
+    TimerlatIrq,
 }
 
 impl RunAt {
@@ -236,6 +238,7 @@ impl RunAt {
             RunAt::Wake(end) => end.as_str(),
             RunAt::Mark => "mark",
             RunAt::Timerlat => "timerlat",
+            RunAt::TimerlatIrq => "timerlat_irq",
         }
     }
 }
@@ -253,9 +256,11 @@ pub enum Evidence {
     Tracemark { us: f64, mark: Timestamp },
     /// Its wake-ups kept this period (see `period`).
     Period { period: u64 },
-    /// The timerlat thread's sample `#seq` at `at` said it ran `latency_ns` after its timer.
+    /// The timerlat sample `#seq` at `at` (the thread's, or its timer interrupt's) said it
+    /// ran `latency_ns` after its timer.
     Timerlat {
         seq: u64,
+        context: crate::event::TimerlatContext,
         latency_ns: u64,
         at: Timestamp,
     },

@@ -377,17 +377,28 @@ impl Explain {
     /// so without one it is a default target.
     fn timerlat_sample(&mut self, s: timerlat::ThreadSample) {
         let from = self.wakeups.history.measured_from(s.cpu);
-        let Some(mut f) = self.timerlat.explain(&s, from) else {
-            return;
-        };
-        let prio = self.prios.get(&s.pid).copied();
-        let woken = self.victims.get(&s.pid).is_some_and(|v| v.sched_woken);
-        if woken || !self.is_target(s.pid, prio.unwrap_or(0)) {
+        if let Some(f) = self.timerlat.explain(&s, from) {
+            self.file_timerlat(f);
+        }
+    }
+
+    /// The activations the trace ends inside of, after their timer's interrupt.
+    fn timerlat_unfinished(&mut self) {
+        let history = &self.wakeups.history;
+        for f in self.timerlat.unfinished(|cpu| history.measured_from(cpu)) {
+            self.file_timerlat(f);
+        }
+    }
+
+    fn file_timerlat(&mut self, mut f: Finding) {
+        let prio = self.prios.get(&f.pid).copied();
+        let woken = self.victims.get(&f.pid).is_some_and(|v| v.sched_woken);
+        if woken || !self.is_target(f.pid, prio.unwrap_or(0)) {
             return;
         }
         f.prio = prio;
         let (threshold, top) = (self.threshold_ns(), self.opts.top);
-        let v = self.victims.entry(s.pid).or_default();
+        let v = self.victims.entry(f.pid).or_default();
         v.wakeups += 1;
         v.file(f, threshold, top);
     }

@@ -7,7 +7,7 @@ use super::period::INTERVALS;
 use super::victim::{aggregate_into, Aggregate, Spikes};
 use super::{CauseTotal, Explain, Outline, OutlineStretch};
 use crate::analyze::wakeups::RunAt as WakeEnd;
-use crate::event::{ns_to_us, ts_to_secs, Timestamp};
+use crate::event::{ns_to_us, ts_to_secs, TimerlatContext, Timestamp};
 use crate::read::TraceInfo;
 use crate::report::{fmt_ts, fmt_us, round3, trace_json, Align, Block, Document, Table};
 use serde_json::{json, Value};
@@ -22,6 +22,7 @@ impl Explain {
     /// Commits what is still open and picks the reported tasks: the explicit targets, or the
     /// task a cyclictest mark names, or every real-time task explained.
     fn reported_pids(&mut self) -> Vec<i32> {
+        self.timerlat_unfinished();
         let (threshold, top) = (self.threshold_ns(), self.opts.top);
         for v in self.victims.values_mut() {
             v.commit(threshold, top);
@@ -470,7 +471,12 @@ impl Explain {
                 fmt_ts_ns(mark),
                 fmt_us(us)
             ),
-            Some(Evidence::Timerlat { seq, latency_ns, at }) => format!(
+            Some(Evidence::Timerlat { seq, context: TimerlatContext::Irq, latency_ns, at }) => format!(
+                "its timer interrupt's timerlat sample #{seq} at {} says the interrupt ran {} us after the timer was due; the trace ends before the thread's own sample (rtla stops tracing there when the IRQ latency crosses its threshold), so only the time to the interrupt is explained",
+                fmt_ts_ns(at),
+                fmt_us(round3(ns_to_us(latency_ns)))
+            ),
+            Some(Evidence::Timerlat { seq, latency_ns, at, .. }) => format!(
                 "its timerlat sample #{seq} at {} says it ran {} us after its timer was due",
                 fmt_ts_ns(at),
                 fmt_us(round3(ns_to_us(latency_ns)))
@@ -550,7 +556,9 @@ impl Explain {
             let how = match f.source {
                 _ if f.ran_past_due.is_some() => "due before this, but it still ran until here",
                 _ if f.unrecorded_due.is_some() => "due before this, where the trace begins",
-                _ if f.run_at == RunAt::Timerlat => "due: its timerlat sample minus its latency",
+                _ if matches!(f.run_at, RunAt::Timerlat | RunAt::TimerlatIrq) => {
+                    "due: its timerlat sample minus its latency"
+                }
                 Source::Timer => "due: its hrtimer expiry in the trace clock",
                 Source::Period => "due: estimated from its period",
                 _ => "due: cyclictest's mark minus its latency",
@@ -573,7 +581,9 @@ impl Explain {
             milestone(
                 f.wakeup,
                 &match f.run_at {
-                    RunAt::Timerlat => format!("timer interrupt's sample on CPU{}", f.waker_cpu),
+                    RunAt::Timerlat | RunAt::TimerlatIrq => {
+                        format!("timer interrupt's sample on CPU{}", f.waker_cpu)
+                    }
                     _ => format!("wake-up on CPU{}", f.waker_cpu),
                 },
             ),
@@ -600,6 +610,9 @@ impl Explain {
                         f.cpu
                     ),
                     RunAt::Timerlat => format!("its thread sample on CPU{}", f.cpu),
+                    RunAt::TimerlatIrq => {
+                        format!("the trace ends before its thread sample on CPU{}", f.cpu)
+                    }
                 },
             ),
         ));

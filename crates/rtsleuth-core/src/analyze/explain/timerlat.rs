@@ -18,8 +18,12 @@
 //!   with preemption off is not shown), the idle task leaving idle and the thread's own way to
 //!   its sample `kernel_path`.
 //!
+//! When the trace ends inside an activation after its timer's interrupt (rtla stops tracing
+//! there when the IRQ latency crosses its threshold), the activation is explained up to that
+//! interrupt's sample.
+//!
 //! Used when the trace has no scheduler wake-ups of the thread (rtla's own trace); with them,
-//! the engine's wake-up and its ranks apply and the sample only proves the due time.
+//! the engine explains its wake-ups as any other task's.
 
 use super::cause::{Cause, Phase, Source};
 use super::decompose::MIN_CAUSE_NS;
@@ -59,20 +63,25 @@ struct Noise {
 struct IrqSample {
     seq: u64,
     ts: Timestamp,
+    latency_ns: u64,
 }
 
 #[derive(Debug, Default)]
 struct CpuNoise {
     noise: VecDeque<Noise>,
     irq: Option<IrqSample>,
+    /// The pid of the CPU's latest thread sample: its timerlat thread.
+    thread: Option<i32>,
 }
 
-/// A thread-context sample: the activation it closes.
+/// The sample that closes an activation: its thread's, or, when the trace ends before that,
+/// its timer interrupt's (`context` says which).
 #[derive(Debug, Clone, Copy)]
 pub struct ThreadSample {
     pub pid: i32,
     pub cpu: u32,
     pub seq: u64,
+    pub context: TimerlatContext,
     pub latency_ns: u64,
     pub ts: Timestamp,
 }
@@ -86,6 +95,7 @@ impl ThreadSample {
     pub fn evidence(&self) -> Evidence {
         Evidence::Timerlat {
             seq: self.seq,
+            context: self.context,
             latency_ns: self.latency_ns,
             at: self.ts,
         }
@@ -156,22 +166,31 @@ impl Timerlat {
             EventKind::TimerlatSample {
                 seq,
                 context: TimerlatContext::Irq,
-                ..
+                latency_ns,
             } => {
-                self.cpu(ev.cpu).irq = Some(IrqSample { seq, ts: ev.ts });
+                let ts = ev.ts;
+                self.cpu(ev.cpu).irq = Some(IrqSample {
+                    seq,
+                    ts,
+                    latency_ns,
+                });
                 None
             }
             EventKind::TimerlatSample {
                 seq,
                 context: TimerlatContext::Thread,
                 latency_ns,
-            } => Some(ThreadSample {
-                pid: ev.pid,
-                cpu: ev.cpu,
-                seq,
-                latency_ns,
-                ts: ev.ts,
-            }),
+            } => {
+                self.cpu(ev.cpu).thread = Some(ev.pid);
+                Some(ThreadSample {
+                    pid: ev.pid,
+                    cpu: ev.cpu,
+                    seq,
+                    context: TimerlatContext::Thread,
+                    latency_ns,
+                    ts: ev.ts,
+                })
+            }
             _ => None,
         }
     }
@@ -206,6 +225,43 @@ impl Timerlat {
         // Noise that ended before this sample cannot reach the next activation's due time.
         c.noise.retain(|n| n.end > s.ts);
         Some(finding(s, due, wake, timeline))
+    }
+}
+
+impl Timerlat {
+    /// The activations the trace ends inside of, after their timer's interrupt (rtla stops
+    /// tracing there when the IRQ latency crosses its threshold): each as far as its irq
+    /// sample, for the CPU's thread. `from` is where each CPU's trace is whole.
+    pub fn unfinished(&mut self, from: impl Fn(u32) -> Option<Timestamp>) -> Vec<Finding> {
+        let mut out = Vec::new();
+        for cpu in 0..self.cpus.len() as u32 {
+            let c = &mut self.cpus[cpu as usize];
+            let (Some(irq), Some(pid)) = (c.irq.take(), c.thread) else {
+                continue;
+            };
+            let Some(from) = from(cpu).filter(|&f| f <= irq.ts) else {
+                continue;
+            };
+            let s = ThreadSample {
+                pid,
+                cpu,
+                seq: irq.seq,
+                context: TimerlatContext::Irq,
+                latency_ns: irq.latency_ns,
+                ts: irq.ts,
+            };
+            let due = s.due().max(from);
+            let cut = Cut {
+                noise: &c.noise,
+                cpu,
+                victim: pid,
+                wake: irq.ts,
+                threads_traced: self.threads_traced,
+            };
+            let timeline = super::finding::join_neighbours(cut.pieces(due, irq.ts));
+            out.push(finding(&s, due, irq.ts, timeline));
+        }
+        out
     }
 }
 
@@ -257,6 +313,10 @@ fn finding(
     wake: Timestamp,
     mut timeline: Vec<Component>,
 ) -> Finding {
+    let run_at = match s.context {
+        TimerlatContext::Irq => RunAt::TimerlatIrq,
+        _ => RunAt::Timerlat,
+    };
     super::decompose::bound_kernel_path(&mut timeline);
     Finding {
         pid: s.pid,
@@ -271,7 +331,7 @@ fn finding(
         waker_cpu: s.cpu,
         wake_irq_entry: None,
         run: s.ts,
-        run_at: RunAt::Timerlat,
+        run_at,
         wake_end: s.ts,
         components: super::finding::merge(timeline.clone()),
         timeline,
@@ -453,11 +513,13 @@ mod tests {
         c.irq = Some(IrqSample {
             seq: 29800,
             ts: base + 2_587_000,
+            latency_ns: 1_616,
         });
         let s = ThreadSample {
             pid: 1001,
             cpu: 7,
             seq: 29800,
+            context: TimerlatContext::Thread,
             latency_ns: 859_978,
             ts: base + 3_445_000,
         };
