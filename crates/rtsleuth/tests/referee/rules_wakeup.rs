@@ -68,7 +68,7 @@ pub fn due_evidence(f: &Finding, cx: &Ctx, out: &mut Out) {
         ("wakeup", Some(_)) => "source wakeup with an expected_ts".to_string(),
         (_, None) => format!("source {} without expected_ts", f.source),
         (_, Some(e)) if e > f.wakeup + TOL => "expected_ts after wakeup_ts".to_string(),
-        ("timer", Some(e)) if f.run_at.starts_with("timerlat") => {
+        ("timer", Some(e)) if super::rules_timerlat::timed_by_sample(f, cx) => {
             match super::rules_timerlat::timerlat_due(f, cx, e) {
                 Ok(()) => return,
                 Err(w) => w,
