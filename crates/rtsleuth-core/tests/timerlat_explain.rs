@@ -249,3 +249,25 @@ fn mismatched_samples_and_absurd_noise_are_handled() {
         assert!(f["expected_ts"].as_f64().unwrap() >= 10.0001 - 1e-9, "{f}");
     }
 }
+
+/// With the scheduler's events in the trace, the thread's wake-up is explained as any other
+/// (its culprit ranked by the printed priorities), and its sample proves when it was due:
+/// 220 us from the timer to the sample, 200 us of it hog-50 (prio 120) keeping the CPU from
+/// the FIFO thread (prio 4) after the wake-up.
+#[test]
+fn the_sample_times_a_traced_wakeup() {
+    let doc = explain(&Path::new(REPO).join("tests/fixtures/rtla/written_traced_wakeup.txt"));
+    let f = &doc["findings"][0];
+    assert_eq!(f["source"], "timer", "{f}");
+    assert_eq!(f["run_at"], "mark");
+    assert_eq!(f["latency_us"], 220.0);
+    assert_eq!(f["expected_ts"], 10.0001);
+    assert_eq!(f["run_ts"], 10.00032);
+    let hog = culprit_us(f, "hog-50");
+    // From the waking (10.000101) to the switch (10.000301).
+    assert_eq!(hog, 200.0, "{f}");
+    let main = (f["components"].as_array().unwrap().iter())
+        .find(|c| c["culprit"] == "hog-50")
+        .unwrap();
+    assert_eq!(main["kind"], "preempt_off");
+}

@@ -377,8 +377,42 @@ impl Explain {
     /// so without one it is a default target.
     fn timerlat_sample(&mut self, s: timerlat::ThreadSample) {
         let from = self.wakeups.history.measured_from(s.cpu);
-        if let Some(f) = self.timerlat.explain(&s, from) {
+        let f = self.timerlat.explain(&s, from);
+        if self.victims.get(&s.pid).is_some_and(|v| v.sched_woken) {
+            self.timed_by_sample(&s);
+        } else if let Some(f) = f {
             self.file_timerlat(f);
+        }
+    }
+
+    /// A timerlat thread whose wake-ups the scheduler's events show: its sample proves when the
+    /// wake-up it closes was due, and its figure also holds the time from the switch to the
+    /// sample, so that wake-up is explained again from the due time to the sample.
+    fn timed_by_sample(&mut self, s: &timerlat::ThreadSample) {
+        let Some(done) = self.victims.get(&s.pid).and_then(|v| v.last.as_ref()) else {
+            return;
+        };
+        let f = &done.finding;
+        // The sample's own wake-up came from its timer, so after the due time (the text
+        // prints both to the µs); an earlier one is a previous activation's.
+        if f.run > s.ts || f.wakeup + 1_000 < s.due() {
+            return;
+        }
+        let due = Due {
+            ts: s.due(),
+            source: Source::Timer,
+            evidence: s.evidence(),
+        };
+        let finding = self.explain(
+            &done.pending,
+            Some(due),
+            f.cpu,
+            s.ts,
+            RunAt::Mark,
+            f.wake_end,
+        );
+        if let Some(done) = self.victims.get_mut(&s.pid).and_then(|v| v.last.as_mut()) {
+            done.finding = finding;
         }
     }
 

@@ -556,7 +556,7 @@ impl Explain {
             let how = match f.source {
                 _ if f.ran_past_due.is_some() => "due before this, but it still ran until here",
                 _ if f.unrecorded_due.is_some() => "due before this, where the trace begins",
-                _ if matches!(f.run_at, RunAt::Timerlat | RunAt::TimerlatIrq) => {
+                _ if matches!(f.evidence, Some(Evidence::Timerlat { .. })) => {
                     "due: its timerlat sample minus its latency"
                 }
                 Source::Timer => "due: its hrtimer expiry in the trace clock",
@@ -604,6 +604,9 @@ impl Explain {
                             "back in task context on CPU{} (woken before it slept)",
                             f.cpu
                         )
+                    }
+                    RunAt::Mark if matches!(f.evidence, Some(Evidence::Timerlat { .. })) => {
+                        format!("its thread sample on CPU{}", f.cpu)
                     }
                     RunAt::Mark => format!(
                         "cyclictest's mark on CPU{} (its figure counts time after the switch)",
