@@ -206,17 +206,22 @@ mod tests {
         vs.iter().map(|v| v.rule).collect()
     }
 
+    /// rtsleuth's first finding on an rtla fixture, and the referee's view of that trace.
+    fn first_finding(name: &str) -> (super::Finding, Ctx) {
+        let path = root().join("tests/fixtures/rtla").join(name);
+        let (_, trace) = peers::read(&path).unwrap();
+        let doc = explain(&path, &["--top", "20", "--threshold", "0"]).unwrap();
+        let (found, bad) = finding::findings("t", &doc);
+        assert!(bad.is_empty(), "{bad:?}");
+        (found.into_iter().next().unwrap(), Ctx::new(trace))
+    }
+
     /// The kernel documentation's stack dump: rtsleuth's finding holds, and each of its claims
     /// made false is caught by the rule that states it.
     #[test]
     fn false_timerlat_claims_are_flagged() {
-        let path = root().join("tests/fixtures/rtla/doc_print_stack.txt");
-        let (_, trace) = peers::read(&path).unwrap();
-        let cx = Ctx::new(trace);
-        let doc = explain(&path, &["--top", "20", "--threshold", "0"]).unwrap();
-        let (found, bad) = finding::findings("t", &doc);
-        assert!(bad.is_empty(), "{bad:?}");
-        let f = &found[0];
+        let (f, cx) = first_finding("doc_print_stack.txt");
+        let f = &f;
         assert!(
             check_finding(f, &cx).is_empty(),
             "{:?}",
@@ -255,12 +260,8 @@ mod tests {
     /// caught.
     #[test]
     fn a_due_time_the_sample_does_not_give_is_flagged() {
-        let path = root().join("tests/fixtures/rtla/written_traced_wakeup.txt");
-        let (_, trace) = peers::read(&path).unwrap();
-        let cx = Ctx::new(trace);
-        let doc = explain(&path, &["--top", "20", "--threshold", "0"]).unwrap();
-        let (found, _) = finding::findings("t", &doc);
-        let f = &found[0];
+        let (f, cx) = first_finding("written_traced_wakeup.txt");
+        let f = &f;
         assert_eq!(f.run_at, "mark");
         assert!(
             check_finding(f, &cx).is_empty(),
