@@ -232,3 +232,34 @@ fn explain_says_why_it_explained_nothing() {
         .iter()
         .any(|w| w.contains(target_hint) || w.starts_with(none)));
 }
+
+/// The osnoise tracer's documented output: `latency` totals each CPU's period as printed
+/// (one period each here), the availability to the kernel's five decimals.
+#[test]
+fn the_osnoise_documentation_summaries_are_totalled_per_cpu() {
+    let mut lat = Latency::new(LatencyOptions::default());
+    let path = Path::new(REPO).join("tests/fixtures/rtla/doc_osnoise_tracer.txt");
+    let input = Input::open(path.to_str().unwrap()).unwrap();
+    let info = read::read(input, &mut lat).unwrap();
+    let rows = lat.document(&info).json["osnoise"].as_array().unwrap().clone();
+    assert_eq!(rows.len(), 8);
+    let row = |cpu: u64| rows.iter().find(|r| r["cpu"] == cpu).unwrap();
+    // CPU0: `1000000 190 99.98100 9 18 0 1007 18 1`; CPU7: `1000000 7816 99.21840 107 8 0
+    // 1016 39 19`.
+    for (cpu, noise, pct, single, counts) in [
+        (0, 190, 99.981, 9, [18, 0, 1007, 18, 1]),
+        (7, 7816, 99.2184, 107, [8, 0, 1016, 39, 19]),
+    ] {
+        let r = row(cpu);
+        assert_eq!(r["periods"], 1);
+        assert_eq!(r["runtime_us"], 1_000_000);
+        assert_eq!(r["noise_us"], noise);
+        assert_eq!(r["available_pct"], pct);
+        assert_eq!(r["max_single_us"], single);
+        let got: Vec<u64> = ["hw", "nmi", "irq", "softirq", "thread"]
+            .iter()
+            .map(|k| r[*k].as_u64().unwrap())
+            .collect();
+        assert_eq!(got, counts);
+    }
+}

@@ -227,7 +227,33 @@ pub enum EventKind<'a> {
         start_ns: u64,
         duration_ns: u64,
     },
+    /// The osnoise tracer's summary of one period of its thread on this CPU: it looped for
+    /// `runtime_us`, of which `noise_us` was noise, the longest single noise `max_single_us`,
+    /// and `counts` interferences of each source (hardware, NMI, IRQ, softirq, thread).
+    OsnoiseSummary {
+        runtime_us: u64,
+        noise_us: u64,
+        max_single_us: u64,
+        counts: OsnoiseCounts,
+    },
+    /// `osnoise:sample_threshold`: the osnoise thread saw a gap of `duration_ns` from
+    /// `start_ns` in its time reads, during which `interferences` interruptions entered.
+    OsnoiseThreshold {
+        start_ns: u64,
+        duration_ns: u64,
+        interferences: u64,
+    },
     Other,
+}
+
+/// The osnoise tracer's interference counters of one period.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct OsnoiseCounts {
+    pub hw: u64,
+    pub nmi: u64,
+    pub irq: u64,
+    pub softirq: u64,
+    pub thread: u64,
 }
 
 impl EventKind<'_> {

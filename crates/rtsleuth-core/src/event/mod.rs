@@ -12,7 +12,7 @@ mod task_state;
 
 pub use fields::{FieldIter, Fields};
 pub use flags::{FlagLayout, Flags};
-pub use kind::{EventKind, IrqVector, MarkerKind, NoiseSource, TimerlatContext};
+pub use kind::{EventKind, IrqVector, MarkerKind, NoiseSource, OsnoiseCounts, TimerlatContext};
 pub use task_state::TaskState;
 
 /// CPU numbers start at 0 and stay below this: the largest `NR_CPUS` a Linux kernel can be

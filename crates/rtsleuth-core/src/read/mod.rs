@@ -39,13 +39,15 @@ const SCHED_THEN_TIMERLAT: &[&str] = &[
     "sched_process_exit",
     "timerlat",
     "timerlat_sample",
+    "osnoise",
 ];
 
 impl Decode {
     /// The scheduler events that say who ran and who woke whom.
     pub const SCHED: Decode = Decode::Only(SCHED_THEN_TIMERLAT.split_at(7).0);
 
-    /// The scheduler events and rtla's timerlat samples (`latency` reports both).
+    /// The scheduler events, rtla's timerlat samples and the osnoise tracer's period summaries
+    /// (`latency` reports them all).
     pub const LATENCY: Decode = Decode::Only(SCHED_THEN_TIMERLAT);
 
     /// What two sinks fed the same stream need together.

@@ -424,10 +424,14 @@ impl Explain {
         }
     }
 
+    /// Files an activation explained from its samples. A thread whose wake-ups the scheduler's
+    /// events show has them explained instead, except an activation the trace ends in before
+    /// the thread ran: that wake-up never ends, and only the samples tell how late it was.
     fn file_timerlat(&mut self, mut f: Finding) {
         let prio = self.prios.get(&f.pid).copied();
         let woken = self.victims.get(&f.pid).is_some_and(|v| v.sched_woken);
-        if woken || !self.is_target(f.pid, prio.unwrap_or(0)) {
+        let unfinished = f.run_at == RunAt::TimerlatIrq;
+        if woken && !unfinished || !self.is_target(f.pid, prio.unwrap_or(0)) {
             return;
         }
         f.prio = prio;

@@ -16,6 +16,7 @@
 mod histogram;
 mod per_task;
 mod report;
+mod osnoise;
 mod timerlat;
 
 pub use histogram::{Bucket, LatencyHistogram};
@@ -68,6 +69,7 @@ pub struct Latency {
     names: super::TaskNames,
     wakeups: Wakeups,
     timerlat: timerlat::Timerlat,
+    osnoise: osnoise::Osnoise,
     /// The tracker's steps of the current event (kept to reuse its allocation).
     steps: Vec<Step>,
 }
@@ -81,6 +83,7 @@ impl Latency {
             names: Default::default(),
             wakeups: Wakeups::default(),
             timerlat: timerlat::Timerlat::default(),
+            osnoise: osnoise::Osnoise::default(),
             steps: Vec::new(),
         }
     }
@@ -172,6 +175,7 @@ impl EventSink for Latency {
             self.names.observe(ev);
         }
         self.timerlat.observe(ev);
+        self.osnoise.observe(ev);
         let mut steps = std::mem::take(&mut self.steps);
         self.wakeups.event(ev, &mut steps);
         self.learn_prio(ev);

@@ -140,6 +140,7 @@ impl Latency {
             "per_cpu": cpus_json,
             "total": hist_json(&overall),
             "timerlat": self.timerlat.json(),
+            "osnoise": self.osnoise.json(),
             "warnings": [],
         });
         self.wakeups.annotate(&mut json["trace"], &mut warnings);
@@ -148,6 +149,9 @@ impl Latency {
             Block::Table(self.task_table(&rows)),
             Block::Table(self.cpu_table()),
         ];
+        if !self.osnoise.is_empty() {
+            blocks.push(Block::Table(self.osnoise.table()));
+        }
         if !self.timerlat.is_empty() {
             blocks.push(Block::Table(self.timerlat.table()));
         }

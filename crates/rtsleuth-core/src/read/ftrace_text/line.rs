@@ -4,7 +4,7 @@
 //! variants; the latency format is `comm-pid cpuflags timestamp-us marker: name: payload`;
 //! `perf script` prints `comm tid [cpu] timestamp: system:name: payload` ([`super::perf_line`]).
 
-use super::{payload, perf_line};
+use super::{payload, perf_line, rtla};
 use crate::event::{possible_cpu, Event, EventKind, FlagLayout, Flags, Timestamp, MAX_CPUS};
 use crate::read::Decode;
 
@@ -239,12 +239,13 @@ fn parse_event<'a>(line: &'a str, ctx: &LineContext) -> Option<Line<'a>> {
     } else {
         split_name(rest)
     };
-    // The timerlat tracer prints its samples with no event name (`#1 context irq …`); in a
-    // trace.dat the same records are the `timerlat` event.
-    let name = if name.is_empty() && payload.starts_with('#') {
-        "timerlat"
-    } else {
-        name
+    // The timerlat tracer prints its samples with no event name (`#1 context irq …`), the
+    // osnoise tracer its period summaries (nine numbers); in a trace.dat the same records are
+    // the `timerlat` and `osnoise` events.
+    let name = match name {
+        "" if payload.starts_with('#') => "timerlat",
+        "" if rtla::is_summary(payload) => "osnoise",
+        name => name,
     };
     let kind = if ctx.decode.wants(name) {
         payload::decode(name, payload)

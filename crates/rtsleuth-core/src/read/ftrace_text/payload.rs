@@ -98,6 +98,8 @@ pub fn decode<'a>(name: &'a str, payload: &'a str) -> EventKind<'a> {
         "function" => function(payload),
         // The timerlat tracer's samples (named so by the line reader) and the osnoise event.
         "timerlat" | "timerlat_sample" => rtla::sample(payload),
+        "osnoise" => rtla::summary(payload),
+        "sample_threshold" => rtla::threshold(payload),
         _ => match rtla::noise_source(name) {
             Some(source) => rtla::noise(source, payload),
             None => irq_vector(name, payload),

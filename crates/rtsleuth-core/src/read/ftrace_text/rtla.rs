@@ -4,7 +4,7 @@
 //! (`seqnum=1 context=1 timer_latency=932`, `start=… duration=… desc=local_timer vector=236`).
 
 use super::line::{parse_seconds, TimestampUnit};
-use crate::event::{EventKind, Fields, NoiseSource, TimerlatContext};
+use crate::event::{EventKind, Fields, NoiseSource, OsnoiseCounts, TimerlatContext};
 
 /// A timerlat sample in either form.
 pub fn sample(p: &str) -> Option<EventKind<'_>> {
@@ -114,6 +114,78 @@ fn field_noise(source: NoiseSource, p: &str) -> Option<EventKind<'_>> {
     })
 }
 
+/// The osnoise tracer's period summary: as printed, `RUNTIME NOISE %AVAILABLE MAX HW NMI IRQ
+/// SIRQ THREAD` (the percentage is derived, and checked to be a number), or trace.dat's
+/// `runtime= noise= max_sample= hw_count= nmi_count= irq_count= softirq_count= thread_count=`.
+pub fn summary(p: &str) -> Option<EventKind<'static>> {
+    let w: Vec<&str> = p.split_ascii_whitespace().collect();
+    let n = |i: usize| w.get(i)?.parse::<u64>().ok();
+    if w.len() == 9 && w[2].parse::<f64>().is_ok() {
+        return Some(EventKind::OsnoiseSummary {
+            runtime_us: n(0)?,
+            noise_us: n(1)?,
+            max_single_us: n(3)?,
+            counts: OsnoiseCounts {
+                hw: n(4)?,
+                nmi: n(5)?,
+                irq: n(6)?,
+                softirq: n(7)?,
+                thread: n(8)?,
+            },
+        });
+    }
+    if w.len() == 9 {
+        return None;
+    }
+    let f = Fields::new(p);
+    Some(EventKind::OsnoiseSummary {
+        runtime_us: f.get_u64("runtime")?,
+        noise_us: f.get_u64("noise")?,
+        max_single_us: f.get_u64("max_sample")?,
+        counts: OsnoiseCounts {
+            hw: f.get_u64("hw_count")?,
+            nmi: f.get_u64("nmi_count")?,
+            irq: f.get_u64("irq_count")?,
+            softirq: f.get_u64("softirq_count")?,
+            thread: f.get_u64("thread_count")?,
+        },
+    })
+}
+
+/// Whether an unnamed payload is the osnoise tracer's summary: nine numbers.
+pub fn is_summary(p: &str) -> bool {
+    let w: Vec<&str> = p.split_ascii_whitespace().collect();
+    w.len() == 9 && w.iter().all(|x| x.parse::<f64>().is_ok())
+}
+
+/// `sample_threshold: start S duration D ns interferences N`, or trace.dat's `start=
+/// duration= interference=`.
+pub fn threshold(p: &str) -> Option<EventKind<'static>> {
+    let mut w = p.split_ascii_whitespace();
+    let printed = (|| {
+        (w.next()? == "start").then_some(())?;
+        let start_ns = seconds_to_ns(w.next()?)?;
+        (w.next()? == "duration").then_some(())?;
+        let duration_ns = w.next()?.parse().ok()?;
+        let tail = [w.next()?, w.next()?];
+        (tail[0] == "ns" && tail[1] == "interferences").then_some(())?;
+        let interferences = w.next()?.parse().ok()?;
+        w.next().is_none().then_some(EventKind::OsnoiseThreshold {
+            start_ns,
+            duration_ns,
+            interferences,
+        })
+    })();
+    printed.or_else(|| {
+        let f = Fields::new(p);
+        Some(EventKind::OsnoiseThreshold {
+            start_ns: f.get_u64("start")?,
+            duration_ns: f.get_u64("duration")?,
+            interferences: f.get_u64("interference")?,
+        })
+    })
+}
+
 /// The payload's last words: `KEY N ns`.
 fn last_ns<'a>(mut w: impl Iterator<Item = &'a str>, key: &str) -> Option<u64> {
     (w.next()? == key).then_some(())?;
@@ -178,6 +250,52 @@ mod tests {
         ] {
             assert_eq!(sample(bad), None, "{bad}");
         }
+    }
+
+    /// The osnoise tracer documentation's first line, and its sample_threshold line.
+    #[test]
+    fn osnoise_summaries_and_thresholds() {
+        let first = EventKind::OsnoiseSummary {
+            runtime_us: 1_000_000,
+            noise_us: 190,
+            max_single_us: 9,
+            counts: OsnoiseCounts {
+                hw: 18,
+                nmi: 0,
+                irq: 1007,
+                softirq: 18,
+                thread: 1,
+            },
+        };
+        let printed = "1000000        190  99.98100       9     18      0   1007     18      1";
+        assert!(is_summary(printed));
+        assert_eq!(summary(printed), Some(first));
+        let fields = "runtime=1000000 noise=190 max_sample=9 hw_count=18 nmi_count=0 irq_count=1007 softirq_count=18 thread_count=1";
+        assert_eq!(summary(fields), Some(first));
+        let t = EventKind::OsnoiseThreshold {
+            start_ns: 5_789_858_404_555,
+            duration_ns: 8812,
+            interferences: 2,
+        };
+        assert_eq!(
+            threshold("start 5789.858404555 duration 8812 ns interferences 2"),
+            Some(t)
+        );
+        assert_eq!(
+            threshold("start=5789858404555 duration=8812 interference=2"),
+            Some(t)
+        );
+        for bad in [
+            "start 5789.858404555 duration 8812 ns interferences",
+            "start 5789.8584 duration 8812 ns interferences 2",
+            "start 5789.858404555 duration x ns interferences 2",
+        ] {
+            assert_eq!(threshold(bad), None, "{bad}");
+        }
+        for bad in ["1000000 190 99.98100 9 18 0 1007 18", "a b c d e f g h i", ""] {
+            assert!(!is_summary(bad), "{bad}");
+        }
+        assert_eq!(summary("1000000 190 x 9 18 0 1007 18 1"), None);
     }
 
     #[test]
