@@ -4,6 +4,7 @@
 #   cyclictest.txt        cyclictest's own output
 #   latency_tracer.txt    the kernel latency tracer's trace, where this kernel has that tracer
 #   rtla.txt              `rtla timerlat top -a` on the same injection, where the kernel has timerlat
+#   rtla_sched/           the same rtla run with `-e sched -e irq` (rtla.txt, timerlat_trace.txt)
 #   function_graph.txt    (hardirq only) the timer interrupt's call graph on CPU 1 while injecting
 #   hwlat_{kernel,user}.json (black_hole only) rtsleuth hwlat while the host stops the emulator
 #   hwlat_trace.txt       (black_hole only) the kernel hwlat tracer's own output for one more stop
@@ -156,17 +157,34 @@ wait_for_timerlat() {
     echo "lab: rtla did not start timerlat within 30 s"
 }
 
-phase_rtla() {
-    local s=$1 dir=/out/$1
-    have_tracer timerlat || return 0
+# `rtla timerlat top -a` on a fresh injection of scenario $1, in directory $3, as phase $2 (the
+# black-hole stop's name in stops.txt); further arguments go to rtla.
+run_rtla() {
+    local s=$1 phase=$2 dir=$3
+    shift 3
     reset_tracing
-    (cd $dir && rtla timerlat top -q -a $((THRESHOLD_US)) -c $CPU -P f:80 -d 10 >rtla.txt 2>&1) &
+    (cd $dir && rtla timerlat top -q -a $((THRESHOLD_US)) -c $CPU -P f:80 -d 10 "$@" >rtla.txt 2>&1) &
     local r=$!
     wait_for_timerlat
     sleep 1
-    PHASE=rtla start_injection "$s"
+    PHASE=$phase start_injection "$s"
     wait $r
     stop_injection
+}
+
+phase_rtla() {
+    have_tracer timerlat || return 0
+    run_rtla "$1" rtla /out/$1
+}
+
+# The same rtla run with the scheduler and irq events in its trace instance: rtla's own trace
+# has only the timerlat samples and osnoise's events, which name a thread but not its priority
+# or who woke the victim. Separate from phase_rtla, so that run and its trace stay as rtla's
+# defaults make them.
+phase_rtla_sched() {
+    have_tracer timerlat || return 0
+    mkdir -p /out/$1/rtla_sched
+    run_rtla "$1" rtla_sched /out/$1/rtla_sched -e sched -e irq
 }
 
 # rtsleuth's own hardware-latency detector against a black hole: the kernel's hwlat tracer where
@@ -211,6 +229,7 @@ run_scenario() {
     phase_latency_tracer "$s"
     phase_graph "$s"
     phase_rtla "$s"
+    phase_rtla_sched "$s"
     phase_hwlat "$s"
     reset_tracing
 }
