@@ -79,10 +79,14 @@ pub fn timed_by_sample(f: &Finding, cx: &Ctx) -> bool {
 /// due_evidence for a timerlat activation: expected_ts is the sample minus its latency.
 pub fn timerlat_due(f: &Finding, cx: &Ctx, expected: i64) -> Result<(), String> {
     let (e, _, lat) = closing_sample(f, cx).ok_or("no closing timerlat sample at run_ts")?;
-    // Due before the recorded history: explained from where that begins (V1); never after
-    // the wake-up (the text prints both to the µs).
+    // Due before the recorded history: explained from where that begins (V1); while the task
+    // still ran, from its last event in task context; never after the wake-up (the text
+    // prints both to the µs).
     let window = cx.window.unwrap_or(i64::MIN);
-    let from = (e.ts - lat).max(window).min(f.wakeup);
+    let ran = (cx.trace.of_pid(f.pid))
+        .rfind(|x| x.ts < f.wakeup && x.task_context())
+        .map_or(i64::MIN, |x| x.ts);
+    let from = (e.ts - lat).max(window).max(ran).min(f.wakeup);
     if (from - expected).abs() > TOL {
         return Err(format!("the sample says due at {:.9}", from as f64 / 1e9));
     }
