@@ -241,7 +241,10 @@ fn the_osnoise_documentation_summaries_are_totalled_per_cpu() {
     let path = Path::new(REPO).join("tests/fixtures/rtla/doc_osnoise_tracer.txt");
     let input = Input::open(path.to_str().unwrap()).unwrap();
     let info = read::read(input, &mut lat).unwrap();
-    let rows = lat.document(&info).json["osnoise"].as_array().unwrap().clone();
+    let rows = lat.document(&info).json["osnoise"]
+        .as_array()
+        .unwrap()
+        .clone();
     assert_eq!(rows.len(), 8);
     let row = |cpu: u64| rows.iter().find(|r| r["cpu"] == cpu).unwrap();
     // CPU0: `1000000 190 99.98100 9 18 0 1007 18 1`; CPU7: `1000000 7816 99.21840 107 8 0

@@ -14,9 +14,9 @@
 //! trace) and switches (how many times the task was switched in).
 
 mod histogram;
+mod osnoise;
 mod per_task;
 mod report;
-mod osnoise;
 mod timerlat;
 
 pub use histogram::{Bucket, LatencyHistogram};

@@ -103,7 +103,15 @@ impl Osnoise {
             let cells = [cpu as u64, n.periods, n.runtime_us, n.noise_us];
             let mut row: Vec<String> = cells.iter().map(u64::to_string).collect();
             row.push(format!("{:.5}", n.available_pct()));
-            let rest = [n.max_noise_us, n.max_single_us, c.hw, c.nmi, c.irq, c.softirq, c.thread];
+            let rest = [
+                n.max_noise_us,
+                n.max_single_us,
+                c.hw,
+                c.nmi,
+                c.irq,
+                c.softirq,
+                c.thread,
+            ];
             row.extend(rest.iter().map(u64::to_string));
             t.rows.push(row);
         }

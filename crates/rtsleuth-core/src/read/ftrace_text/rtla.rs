@@ -292,7 +292,11 @@ mod tests {
         ] {
             assert_eq!(threshold(bad), None, "{bad}");
         }
-        for bad in ["1000000 190 99.98100 9 18 0 1007 18", "a b c d e f g h i", ""] {
+        for bad in [
+            "1000000 190 99.98100 9 18 0 1007 18",
+            "a b c d e f g h i",
+            "",
+        ] {
             assert!(!is_summary(bad), "{bad}");
         }
         assert_eq!(summary("1000000 190 x 9 18 0 1007 18 1"), None);
