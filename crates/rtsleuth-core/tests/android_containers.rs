@@ -193,6 +193,24 @@ fn atrace_z_reads_every_event() {
     assert_eq!(got, want, "gzip around it");
 }
 
+/// `atrace` without `-z` prints the same preamble and `TRACE:` line, then the text itself:
+/// every event reads, and the preamble is no line rtsleuth failed to understand.
+#[test]
+fn plain_atrace_reads_with_its_preamble() {
+    use std::io::Read;
+    let path = Path::new(FIXTURES).join("atrace/surfaceflinger.atrace-z");
+    let want = expected("atrace/surfaceflinger.atrace-z.expected.json");
+    let bytes = std::fs::read(&path).unwrap();
+    let at = bytes.windows(7).position(|w| w == b"TRACE:\n").unwrap() + 7;
+    let mut text = b"capturing trace... done\nTRACE:\n".to_vec();
+    flate2::read::ZlibDecoder::new(&bytes[at..])
+        .read_to_end(&mut text)
+        .unwrap();
+    let (info, got) = read_bytes("plain.atrace", text).unwrap();
+    assert_eq!(got, want);
+    assert_eq!(info.unparsed(), 0, "{:?}", info.unparsed_examples);
+}
+
 /// Cut or damaged anywhere, the zlib data gives the lines before the damage with a warning
 /// that says so, or, when nothing decompresses, an error naming the file.
 #[test]

@@ -42,18 +42,21 @@ pub enum NonEvent {
     /// `perf script`'s side-band records (`PERF_RECORD_COMM`, `PERF_RECORD_MMAP`…): perf's own
     /// bookkeeping, printed with `--show-*-events`.
     PerfRecord,
+    /// What `atrace` prints before the trace: `capturing trace... done`, then `TRACE:`.
+    AtracePreamble,
     /// Anything else: not a line rtsleuth understands.
     Unparsed,
 }
 
 impl NonEvent {
-    pub const ALL: [NonEvent; 7] = [
+    pub const ALL: [NonEvent; 8] = [
         NonEvent::Blank,
         NonEvent::Comment,
         NonEvent::TraceCmdHeader,
         NonEvent::Elided,
         NonEvent::StackFrame,
         NonEvent::PerfRecord,
+        NonEvent::AtracePreamble,
         NonEvent::Unparsed,
     ];
 
@@ -66,6 +69,7 @@ impl NonEvent {
             NonEvent::Elided => "elided",
             NonEvent::StackFrame => "stack_frame",
             NonEvent::PerfRecord => "perf_record",
+            NonEvent::AtracePreamble => "atrace_preamble",
             NonEvent::Unparsed => "unparsed",
         }
     }
@@ -143,6 +147,9 @@ fn classify_other(t: &str) -> Line<'_> {
         || (t.starts_with("CPU") && (t.ends_with(" is empty") || t.contains("data recorded at")))
     {
         return Line::Other(NonEvent::TraceCmdHeader);
+    }
+    if t == "TRACE:" || t.starts_with("capturing trace...") {
+        return Line::Other(NonEvent::AtracePreamble);
     }
     Line::Other(NonEvent::Unparsed)
 }
@@ -827,6 +834,13 @@ mod tests {
             parse_line("CPU 3 is empty", &ctx),
             Line::Other(NonEvent::TraceCmdHeader)
         );
+        for preamble in ["capturing trace... done", "TRACE:", "TRACE:\r"] {
+            assert_eq!(
+                parse_line(preamble, &ctx),
+                Line::Other(NonEvent::AtracePreamble),
+                "{preamble}"
+            );
+        }
         assert_eq!(
             parse_line("Tracing \"do_nanosleep\"... Ctrl-C to end.", &ctx),
             Line::Other(NonEvent::Unparsed)
