@@ -5,6 +5,7 @@
 #   latency_tracer.txt    the kernel latency tracer's trace, where this kernel has that tracer
 #   rtla.txt              `rtla timerlat top -a` on the same injection, where the kernel has timerlat
 #   rtla_sched/           the same rtla run with `-e sched -e irq` (rtla.txt, timerlat_trace.txt)
+#   timerlat_dat/         the timerlat tracer with osnoise and sched events (trace.txt, trace.dat)
 #   function_graph.txt    (hardirq only) the timer interrupt's call graph on CPU 1 while injecting
 #   hwlat_{kernel,user}.json (black_hole only) rtsleuth hwlat while the host stops the emulator
 #   hwlat_trace.txt       (black_hole only) the kernel hwlat tracer's own output for one more stop
@@ -187,6 +188,62 @@ phase_rtla_sched() {
     run_rtla "$1" rtla_sched /out/$1/rtla_sched -e sched -e irq
 }
 
+# The pid of timerlat's kernel thread on the measured CPU (timerlat/CPU), empty if none runs.
+timerlat_pid() {
+    grep -lx "timerlat/$CPU" /proc/[0-9]*/comm 2>/dev/null | head -1 | cut -d/ -f3
+}
+
+# The timerlat tracer itself on a fresh injection, saved as text and as trace.dat: rtla keeps
+# only text, and rtsleuth's trace.dat reader decodes timerlat's records and osnoise's events from
+# their binary fields. A private instance leaves the top-level buffer alone; osnoise/cpus and
+# stop_tracing_total_us are global, so both are put back afterwards. The threshold stops the
+# buffer at the spike's thread sample, as rtla -a does.
+phase_timerlat_dat() {
+    local s=$1 dir=/out/$1/timerlat_dat name=rtsleuth_timerlat
+    local I=$T/instances/$name
+    have_tracer timerlat || return 0
+    reset_tracing
+    mkdir -p $dir
+    local cpus total pid i=0
+    cpus=$(cat $T/osnoise/cpus)
+    total=$(cat $T/osnoise/stop_tracing_total_us)
+    echo $CPU >$T/osnoise/cpus
+    echo "$THRESHOLD_US" >$T/osnoise/stop_tracing_total_us
+    mkdir $I
+    echo 1024 >$I/buffer_size_kb
+    echo 1 >$I/events/osnoise/enable
+    echo 1 >$I/events/sched/enable
+    echo timerlat >$I/current_tracer
+    # The kernel starts timerlat's thread at FIFO 95, above fifo_burst (90); at 80, as cyclictest
+    # and rtla -P f:80 run, a higher-priority task can delay it. The thread sets FIFO 95 itself
+    # as it starts, hence the pause. busybox has no chrt: lab/run stages util-linux's.
+    while [ -z "$(timerlat_pid)" ] && [ $i -lt 50 ]; do usleep 100000; i=$((i + 1)); done
+    usleep 200000
+    pid=$(timerlat_pid)
+    chrt -f -p 80 "$pid" >/dev/null || echo "lab: cannot set timerlat/$CPU ($pid) to FIFO 80"
+    echo >$I/trace
+    sleep 1
+    PHASE=timerlat_dat start_injection "$s"
+    # stop_tracing_total_us turns the instance's tracing_on off at the spike; 10 s as rtla -d 10.
+    i=0
+    while [ "$(cat $I/tracing_on)" = 1 ] && [ $i -lt 100 ]; do usleep 100000; i=$((i + 1)); done
+    [ $i -lt 100 ] || echo "lab: timerlat did not stop within 10 s"
+    # The threshold only stops the buffer; writing 0 also stops timerlat's thread.
+    echo 0 >$I/tracing_on
+    cat $I/trace >$dir/trace.txt
+    (cd $dir && trace-cmd extract -B $name -o trace.dat >/dev/null 2>&1) ||
+        echo "lab: trace-cmd extract -B $name failed"
+    stop_injection
+    # trace-cmd extract (3.1.6) removes the instance it extracted, with its tracer, when it
+    # ends; the instance is left only when extract failed early.
+    if [ -d $I ]; then
+        echo nop >$I/current_tracer
+        rmdir $I || echo "lab: cannot remove instance $name"
+    fi
+    echo "$cpus" >$T/osnoise/cpus
+    echo "$total" >$T/osnoise/stop_tracing_total_us
+}
+
 # rtsleuth's own hardware-latency detector against a black hole: the kernel's hwlat tracer where
 # this kernel has it, and the user-space detector everywhere, each while the host stops the
 # emulator once. Both must report a gap of about the stop's length.
@@ -230,6 +287,7 @@ run_scenario() {
     phase_graph "$s"
     phase_rtla "$s"
     phase_rtla_sched "$s"
+    phase_timerlat_dat "$s"
     phase_hwlat "$s"
     reset_tracing
 }
