@@ -80,12 +80,12 @@ const TOP: usize = 20;
 
 /// Traces checked at least, per folder (a skip beyond these fails the test).
 const MINIMUM: &[(&str, usize)] = &[
-    ("tests/fixtures/lab", 38),
+    ("tests/fixtures/lab", 46),
     ("tests/fixtures/recorded", 38),
     ("tests/fixtures/tracedat", 9),
     ("tests/fixtures/explain", 13),
     ("tests/fixtures/perfetto", 2),
-    ("tests/fixtures/rtla", 3),
+    ("tests/fixtures/rtla", 5),
     ("realworld", 30),
 ];
 

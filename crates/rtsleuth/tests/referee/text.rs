@@ -95,40 +95,10 @@ pub fn parse_line(line: &str) -> Option<Event> {
     let ts = is_ts(toks[k].1)?;
     let (cpu, flags, task_end) = cpu_and_flags(&toks, k)?;
     let pid = task_pid(line, &toks[..comm_pid_end_index(&toks, task_end)])?;
-    if let Some(fields) = timerlat_sample(&toks[k + 1..]) {
-        return Some(Event {
-            ts,
-            cpu,
-            pid,
-            flags,
-            name: "timerlat_sample".into(),
-            fields,
-        });
-    }
-    // The event name: the next token ending with ':' (perf may print a period column first).
-    let mut n = k + 1;
-    while n < toks.len() && !toks[n].1.ends_with(':') {
-        if toks[n].1.bytes().all(|b| b.is_ascii_digit()) {
-            n += 1;
-        } else {
-            // `PERF_RECORD_LOST lost 18`
-            if toks[n].1 == "PERF_RECORD_LOST" {
-                return Some(Event {
-                    ts,
-                    cpu,
-                    pid,
-                    flags,
-                    name: "PERF_RECORD_LOST".into(),
-                    fields: String::new(),
-                });
-            }
-            return None;
-        }
-    }
-    let (at, raw_name) = *toks.get(n)?;
-    let name = raw_name.trim_end_matches(':');
-    let name = name.rsplit(':').next().unwrap_or(name).to_string();
-    let fields = plugin_fields(&name, line[at + raw_name.len()..].trim());
+    let (name, fields) = match timerlat_sample(&toks[k + 1..]) {
+        Some(fields) => ("timerlat_sample".to_string(), fields),
+        None => name_and_fields(line, &toks[k + 1..])?,
+    };
     Some(Event {
         ts,
         cpu,
@@ -137,6 +107,31 @@ pub fn parse_line(line: &str) -> Option<Event> {
         name,
         fields,
     })
+}
+
+/// The event name (the next token ending with ':'; perf may print a period column first) and
+/// its fields, from the tokens after the timestamp.
+fn name_and_fields(line: &str, toks: &[(usize, &str)]) -> Option<(String, String)> {
+    let mut n = 0;
+    while n < toks.len() && !toks[n].1.ends_with(':') {
+        if toks[n].1.bytes().all(|b| b.is_ascii_digit()) {
+            n += 1;
+        } else if toks[n].1 == "PERF_RECORD_LOST" {
+            // `PERF_RECORD_LOST lost 18`
+            return Some(("PERF_RECORD_LOST".into(), String::new()));
+        } else {
+            return None;
+        }
+    }
+    let (at, raw_name) = *toks.get(n)?;
+    let name = raw_name.trim_end_matches(':');
+    let name = name.rsplit(':').next().unwrap_or(name).to_string();
+    let fields = plugin_fields(&name, line[at + raw_name.len()..].trim());
+    // trace-cmd report prints the timerlat tracer's records with their raw format.
+    match raw_timerlat(&fields).filter(|_| name == "timerlat") {
+        Some(fields) => Some(("timerlat_sample".into(), fields)),
+        None => Some((name, fields)),
+    }
 }
 
 /// The timerlat tracer's sample, which has no event name: `#N context irq timer_latency L ns`,
@@ -150,6 +145,16 @@ fn timerlat_sample(toks: &[(usize, &str)]) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// `seq:N context:C timer_latency:L` (C the kernel's number: 0 irq, 1 thread, 2 user) as
+/// `seq=N context=irq timer_latency=L`.
+fn raw_timerlat(fields: &str) -> Option<String> {
+    let mut w = fields.split_whitespace();
+    let mut take = |key: &str| w.next()?.strip_prefix(key).map(str::to_string);
+    let (seq, ctx, lat) = (take("seq:")?, take("context:")?, take("timer_latency:")?);
+    let ctx = ["irq", "thread", "user-ret"].get(ctx.parse::<usize>().ok()?)?;
+    Some(format!("seq={seq} context={ctx} timer_latency={lat}"))
 }
 
 /// `trace-cmd report`'s plugins print the scheduler events in their own shape
