@@ -329,3 +329,46 @@ fn with_scheduler_events_the_blocking_thread_is_ranked() {
         );
     }
 }
+
+/// The timer's tracer recorded in an instance and kept both ways (`timerlat_dat/`: the
+/// instance's `trace` as printed, and `trace-cmd extract -B`, which stores only that instance):
+/// the trace.dat reads as many events and explains the same activations, with the same
+/// causes; only the text's µs timestamps move the numbers.
+#[test]
+fn timerlat_in_a_trace_dat_instance_reads_as_its_text() {
+    let read = |path: &Path| {
+        let mut explain = Explain::new(ExplainOptions {
+            top: 20,
+            threshold_us: Some(0.0),
+            ..Default::default()
+        });
+        let input = Input::open(path.to_str().unwrap()).unwrap();
+        let info = read::read(input, &mut explain).unwrap();
+        (info.events, explain.document(&info).json)
+    };
+    for scenario in ["higher_priority", "preempt_off"] {
+        let dir = Path::new(REPO)
+            .join("tests/fixtures/lab/rt")
+            .join(scenario)
+            .join("timerlat_dat");
+        let (text_events, text) = read(&dir.join("trace.txt.zst"));
+        let (dat_events, dat) = read(&dir.join("trace.dat.zst"));
+        assert_eq!(text_events, dat_events, "{scenario}");
+        let (a, b) = (
+            text["findings"].as_array().unwrap(),
+            dat["findings"].as_array().unwrap(),
+        );
+        assert_eq!(a.len(), b.len(), "{scenario}");
+        for (t, d) in a.iter().zip(b) {
+            for key in ["run_at", "root_cause", "source", "cpu"] {
+                assert_eq!(t[key], d[key], "{scenario} {key}");
+            }
+            assert_eq!(t["task"]["pid"], d["task"]["pid"]);
+            let (lt, ld) = (
+                t["latency_us"].as_f64().unwrap(),
+                d["latency_us"].as_f64().unwrap(),
+            );
+            assert!((lt - ld).abs() < 2.0, "{scenario}: {lt} vs {ld}");
+        }
+    }
+}

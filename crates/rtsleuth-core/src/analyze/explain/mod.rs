@@ -398,12 +398,18 @@ impl Explain {
         if f.run > s.ts || f.wakeup + 1_000 < s.due() {
             return;
         }
+        // Never before the trace is whole there (V1).
+        let from = self
+            .wakeups
+            .history
+            .measured_from(s.cpu)
+            .unwrap_or(Timestamp::MAX);
         let due = Due {
-            ts: s.due(),
+            ts: s.due().max(from),
             source: Source::Timer,
             evidence: s.evidence(),
         };
-        let finding = self.explain(
+        let mut finding = self.explain(
             &done.pending,
             Some(due),
             f.cpu,
@@ -411,6 +417,10 @@ impl Explain {
             RunAt::Mark,
             f.wake_end,
         );
+        if s.due() < from {
+            finding.unrecorded_due = Some(s.due());
+            finding.ran_past_due = finding.ran_past_due.filter(|&d| d > from);
+        }
         if let Some(done) = self.victims.get_mut(&s.pid).and_then(|v| v.last.as_mut()) {
             done.finding = finding;
         }

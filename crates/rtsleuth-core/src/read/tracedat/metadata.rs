@@ -28,7 +28,8 @@ pub struct Metadata<'f> {
     pub printk: PrintkFormats,
     pub cmdlines: Cmdlines,
     pub options: Options,
-    /// The top instance's per-CPU data.
+    /// The per-CPU data read: the top instance's, or the only instance's when the top one is
+    /// empty.
     pub cpus: Vec<CpuData>,
     pub clock: Option<String>,
     /// A latency-mode file: where its text is.
@@ -47,18 +48,35 @@ impl<'f> Metadata<'f> {
         }
         m.clock = m.options.clock.clone();
         if let Some(top) = m.options.buffers.iter().position(|b| b.name.is_empty()) {
-            let top: Buffer = m.options.buffers.remove(top);
-            m.cpus = top.cpus;
-            m.clock = top.clock.or(m.clock.take());
+            m.read_buffer(top);
+        }
+        // `trace-cmd extract -B NAME` stores only that instance: with nothing in the top one,
+        // the first instance that holds data is the trace.
+        let has_data = |cpus: &[CpuData]| cpus.iter().any(|d| d.size > 0);
+        if !has_data(&m.cpus) {
+            if let Some(i) = m.options.buffers.iter().position(|b| has_data(&b.cpus)) {
+                let name = m.options.buffers[i].name.clone();
+                m.read_buffer(i);
+                m.notes.push(format!(
+                    "the top instance holds no events: instance {name:?} is read"
+                ));
+            }
         }
         m.drop_impossible_cpus();
         for b in &m.options.buffers {
             m.notes.push(format!(
-                "instance {:?} is in the file but only the top instance is read",
+                "instance {:?} is in the file but only one instance is read",
                 b.name
             ));
         }
         Ok(m)
+    }
+
+    /// Takes buffer `i` out of the options as the one whose CPU data is read.
+    fn read_buffer(&mut self, i: usize) {
+        let b: Buffer = self.options.buffers.remove(i);
+        self.cpus = b.cpus;
+        self.clock = b.clock.or(self.clock.take());
     }
 
     /// Skips the CPU table entries that name a CPU no kernel has, or a CPU already listed:
