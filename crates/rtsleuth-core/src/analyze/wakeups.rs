@@ -39,6 +39,10 @@ use crate::event::{Event, EventKind, TaskState, Timestamp};
 use crate::validity::History;
 use rustc_hash::FxHashMap as HashMap;
 
+/// What every command that measures wake-ups says of a trace without wake-up events, and
+/// what to record instead.
+pub const NO_WAKEUP_EVENTS: &str = "the trace has no sched_waking or sched_wakeup events, so no wake-up latency can be measured from it (record sched:sched_waking, or sched:sched_wakeup, with sched:sched_switch); what it holds is still reported";
+
 /// How a wake-up's end is known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RunAt {
@@ -141,6 +145,8 @@ pub struct Wakeups {
     tasks: HashMap<i32, Task>,
     cpus: Vec<Cpu>,
     waking_seen: bool,
+    /// Some wake-up event (`sched_waking`, `sched_wakeup`, `sched_wakeup_new`) was traced.
+    wakeup_seen: bool,
     /// Switch-ins inferred from a task seen running that no `sched_switch` put there.
     pub untraced_switches: u64,
     /// Wake-ups in flight discarded by lost events.
@@ -180,6 +186,9 @@ impl Wakeups {
                 self.dropped_before_window
             ));
         }
+        if !self.wakeup_seen {
+            warnings.push(NO_WAKEUP_EVENTS.to_string());
+        }
         let silent = self.history.never_seen();
         if !silent.is_empty() {
             warnings.push(format!(
@@ -204,6 +213,11 @@ impl Wakeups {
                 self.raced
             ));
         }
+    }
+
+    /// Whether the trace holds any wake-up event to start a wake-up at.
+    pub fn saw_wakeups(&self) -> bool {
+        self.wakeup_seen
     }
 
     /// The event wake-ups start at: `sched_waking` once the trace has shown one.
@@ -333,6 +347,7 @@ impl Wakeups {
         is_waking: bool,
         out: &mut Vec<Step>,
     ) {
+        self.wakeup_seen = true;
         if is_waking && !self.waking_seen {
             self.waking_seen = true;
             self.tasks.values_mut().for_each(|t| t.pending = None);

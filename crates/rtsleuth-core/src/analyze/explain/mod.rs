@@ -125,8 +125,7 @@ pub struct Explain {
     /// Tasks that wrote cyclictest's `hit latency threshold` mark.
     marked: Vec<i32>,
     dropped_by_lost: u64,
-    /// What the trace held, to say why nothing was explained when nothing was.
-    wakeup_events: u64,
+    /// The timerlat samples the trace held, to say why nothing was explained when nothing was.
     timerlat_samples: u64,
     timerlat: timerlat::Timerlat,
 }
@@ -146,7 +145,6 @@ impl Explain {
             steps: Vec::new(),
             marked: Vec::new(),
             dropped_by_lost: 0,
-            wakeup_events: 0,
             timerlat_samples: 0,
             timerlat: timerlat::Timerlat::default(),
         }
@@ -498,12 +496,8 @@ fn threshold_latency_us(text: &str) -> Option<f64> {
 impl EventSink for Explain {
     fn event(&mut self, ev: &Event<'_>) {
         self.tasks.observe(ev);
-        match ev.kind {
-            EventKind::SchedWaking { .. }
-            | EventKind::SchedWakeup { .. }
-            | EventKind::SchedWakeupNew { .. } => self.wakeup_events += 1,
-            EventKind::TimerlatSample { .. } => self.timerlat_samples += 1,
-            _ => {}
+        if let EventKind::TimerlatSample { .. } = ev.kind {
+            self.timerlat_samples += 1;
         }
         if let Some(s) = self.timerlat.event(ev, &mut self.names) {
             self.timerlat_sample(s);

@@ -136,24 +136,21 @@ impl Explain {
         sorted(&aggregate)
     }
 
-    /// Why no wake-up was explained: the trace has none, or none of a target.
-    fn why_nothing(&self) -> String {
-        if self.wakeup_events > 0 {
+    /// Why no wake-up was explained, beyond what the wake-up model says of a trace without
+    /// wake-up events: none was a target's, or the timerlat samples held no whole activation.
+    fn why_nothing(&self) -> Option<String> {
+        if self.wakeups.saw_wakeups() {
             let hint = if self.opts.all {
                 ""
             } else {
                 " (by default: real-time tasks, prio < 100; see --all, --pid, --task)"
             };
-            return format!("no wake-up of a target task was found{hint}");
+            return Some(format!("no wake-up of a target task was found{hint}"));
         }
-        let mut why = "the trace has no sched_waking or sched_wakeup events: explain starts from a task's wake-up, so nothing could be explained".to_string();
-        if self.timerlat_samples > 0 {
-            why += &format!(
-                "; it holds {} timerlat samples but no activation with both its irq and its thread sample in the recorded window, and `rtsleuth latency` summarises them per CPU and context",
-                self.timerlat_samples
-            );
-        }
-        why
+        (self.timerlat_samples > 0).then(|| format!(
+            "it holds {} timerlat samples but no activation with both its irq and its thread sample in the recorded window; `rtsleuth latency` summarises them per CPU and context",
+            self.timerlat_samples
+        ))
     }
 
     pub fn document(&mut self, info: &TraceInfo) -> Document {
@@ -169,7 +166,7 @@ impl Explain {
             ));
         }
         if pids.is_empty() {
-            warnings.push(self.why_nothing());
+            warnings.extend(self.why_nothing());
         }
 
         let targets: Vec<Value> = pids

@@ -172,10 +172,13 @@ impl Latency {
 
     fn task_table(&self, rows: &[Row<'_>]) -> Table {
         let mut t = Table::new(
-            &format!(
-                "Wake-up latency per task (from {})",
-                self.wakeups.start_event()
-            ),
+            &match self.wakeups.saw_wakeups() {
+                true => format!(
+                    "Wake-up latency per task (from {})",
+                    self.wakeups.start_event()
+                ),
+                false => "Wake-up latency per task (the trace has no wake-up events)".into(),
+            },
             &[
                 ("Task", Align::Left),
                 ("PID", Align::Right),
