@@ -63,3 +63,55 @@ fn explain_all_says_why_and_does_not_suggest_all() {
     assert!(said.iter().any(|w| w == NO_WAKEUP_EVENTS), "{said:?}");
     assert!(!said.iter().any(|w| w.contains("--all")), "{said:?}");
 }
+
+/// Preemption waits (issue 25, point 1) against the independent count of
+/// `tests/fixtures/preemption/independent_preemption.py` over `trace-cmd report`: per task,
+/// the number of waits, the longest and when it ended, exactly.
+#[test]
+fn preemption_waits_match_the_independent_count() {
+    for (trace, expected) in [
+        (
+            "lisa/ipynb/deprecated/tutorial/example_rtapp/trace.dat",
+            "rtapp",
+        ),
+        ("lisa/tests/assets/sched_load/trace.dat", "sched_load"),
+    ] {
+        let Some(path) = shared_fixtures::realworld(trace) else {
+            println!("skipped: the shared realworld traces are not beside the clone");
+            return;
+        };
+        let mut lat = Latency::new(LatencyOptions::default());
+        let input = Input::open(path.to_str().unwrap()).unwrap();
+        let info = read::read(input, &mut lat).unwrap();
+        let got = lat.document(&info).json["preemption"]["tasks"].clone();
+        let want: Value = serde_json::from_str(
+            &std::fs::read_to_string(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("../../tests/fixtures/preemption")
+                    .join(format!("{expected}.expected.json")),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        let (got, want) = (got.as_array().unwrap(), want.as_array().unwrap());
+        assert_eq!(got.len(), want.len(), "{expected}: tasks");
+        for w in want {
+            let g = got.iter().find(|g| g["pid"] == w["pid"]).unwrap();
+            assert_eq!(g["count"], w["count"], "{expected} pid {}", w["pid"]);
+            let max_ns = (g["max_us"].as_f64().unwrap() * 1e3).round() as u64;
+            assert_eq!(
+                max_ns,
+                w["max_ns"].as_u64().unwrap(),
+                "{expected} pid {}",
+                w["pid"]
+            );
+            let at = (g["max_at_ts"].as_f64().unwrap() * 1e9).round() as u64;
+            assert_eq!(
+                at,
+                w["max_at_ns"].as_u64().unwrap(),
+                "{expected} pid {}",
+                w["pid"]
+            );
+        }
+    }
+}

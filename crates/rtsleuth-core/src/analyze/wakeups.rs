@@ -103,6 +103,9 @@ pub enum Step {
     Unmeasured {
         pid: i32,
     },
+    /// `Wake::pid` waited runnable from its switch-out (`prev_state` R or R+: preempted) to
+    /// the switch-in that ran it again: a preemption wait, measured like a wake-up.
+    Preempted(Wake),
     /// The trace contradicts itself on these CPUs: events were lost there without a marker.
     /// Every wake-up in flight was dropped; what ran there since is not to be trusted.
     Impossible {
@@ -121,6 +124,8 @@ struct Task {
     unrecorded: bool,
     /// A `sched_waking` came while it still ran: its switch-out asleep starts the wake-up.
     racing: bool,
+    /// Switched out still runnable (preempted): the wait for its next switch-in began here.
+    preempted: Option<Timestamp>,
 }
 
 /// An in-place wake-up in flight on a CPU.
@@ -284,6 +289,9 @@ impl Wakeups {
                 self.check_switch(ev.cpu, prev_pid, next_pid, out);
                 self.switch(ev.ts, ev.cpu, prev_pid, next_pid, next_prio, out);
                 self.switched_out(ev.ts, prev_pid, prev_state, out);
+                if prev_pid > 0 && prev_state.is_runnable() {
+                    self.tasks.entry(prev_pid).or_default().preempted = Some(ev.ts);
+                }
             }
             _ => {}
         }
@@ -303,10 +311,12 @@ impl Wakeups {
         }
     }
 
-    /// Drops every wake-up in flight, counted with those lost events dropped.
+    /// Drops every wake-up in flight, counted with those lost events dropped, and every
+    /// preemption wait.
     fn drop_in_flight(&mut self) {
         for t in self.tasks.values_mut() {
             self.dropped_by_lost += u64::from(t.pending.take().is_some());
+            t.preempted = None;
         }
     }
 
@@ -415,6 +425,12 @@ impl Wakeups {
             if let Some(start) = t.pending {
                 t.unrecorded |= !self.history.recorded_at(cpu, start);
             }
+            // A preempted task moved to a CPU not yet recorded: its wait is not measured.
+            if t.preempted
+                .is_some_and(|start| !self.history.recorded_at(cpu, start))
+            {
+                t.preempted = None;
+            }
         }
     }
 
@@ -505,25 +521,28 @@ impl Wakeups {
         }
         let t = self.tasks.entry(next).or_default();
         t.on_cpu = Some(cpu);
-        if let Some(start) = t.pending.take() {
-            // Switched in before it was woken: CPU clocks out of step or a damaged trace; there
-            // is no latency to measure.
-            if start <= ts {
-                let run_at = if next_prio.is_some() {
-                    RunAt::Switch
-                } else {
-                    RunAt::Inferred
-                };
-                let wake = Wake {
-                    pid: next,
-                    start,
-                    run: ts,
-                    cpu,
-                    prio: next_prio,
-                    run_at,
-                };
-                self.end(wake, out);
+        let (preempted, pending) = (t.preempted.take(), t.pending.take());
+        let run_at = match next_prio {
+            Some(_) => RunAt::Switch,
+            None => RunAt::Inferred,
+        };
+        let ran = |start| Wake {
+            pid: next,
+            start,
+            run: ts,
+            cpu,
+            prio: next_prio,
+            run_at,
+        };
+        // Switched in before it was woken or switched out: CPU clocks out of step or a damaged
+        // trace; there is no latency to measure.
+        if let Some(start) = preempted.filter(|&s| s <= ts) {
+            if self.history.in_window(start) && self.history.recorded_at(cpu, start) {
+                out.push(Step::Preempted(ran(start)));
             }
+        }
+        if let Some(start) = pending.filter(|&s| s <= ts) {
+            self.end(ran(start), out);
         }
     }
 }

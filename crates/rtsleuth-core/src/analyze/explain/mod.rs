@@ -524,7 +524,8 @@ impl EventSink for Explain {
                 Step::Redefined => self.victims.clear(),
                 Step::Unmeasured { pid } => self.unmeasured(pid),
                 Step::Impossible { cpus } => cpus.iter().for_each(|&c| self.forget(Some(c))),
-                Step::Switch { .. } => {}
+                // Preemption waits are not explained yet (issue 25): no claim is written for them.
+                Step::Switch { .. } | Step::Preempted(_) => {}
             }
         }
         self.steps = steps;

@@ -16,6 +16,7 @@
 mod histogram;
 mod osnoise;
 mod per_task;
+mod preemption;
 mod report;
 mod timerlat;
 
@@ -70,6 +71,7 @@ pub struct Latency {
     wakeups: Wakeups,
     timerlat: timerlat::Timerlat,
     osnoise: osnoise::Osnoise,
+    preemption: preemption::Preemption,
     /// The tracker's steps of the current event (kept to reuse its allocation).
     steps: Vec<Step>,
 }
@@ -84,6 +86,7 @@ impl Latency {
             wakeups: Wakeups::default(),
             timerlat: timerlat::Timerlat::default(),
             osnoise: osnoise::Osnoise::default(),
+            preemption: preemption::Preemption::default(),
             steps: Vec::new(),
         }
     }
@@ -189,9 +192,10 @@ impl EventSink for Latency {
                     next_prio,
                 } => self.switch(ts, cpu, prev, next, next_prio),
                 Step::End(w) => self.ran(&w),
+                Step::Preempted(w) if self.cpu_selected(w.cpu) => self.preemption.waited(&w),
                 Step::Redefined => self.redefine(),
                 Step::Impossible { cpus } => self.forget_runs(Some(&cpus)),
-                Step::Start { .. } | Step::Unmeasured { .. } => {}
+                Step::Start { .. } | Step::Unmeasured { .. } | Step::Preempted(_) => {}
             }
         }
         self.steps = steps;

@@ -141,6 +141,7 @@ impl Latency {
             "total": hist_json(&overall),
             "timerlat": self.timerlat.json(),
             "osnoise": self.osnoise.json(),
+            "preemption": self.preemption.json(&self.names),
             "warnings": [],
         });
         self.wakeups.annotate(&mut json["trace"], &mut warnings);
@@ -149,6 +150,9 @@ impl Latency {
             Block::Table(self.task_table(&rows)),
             Block::Table(self.cpu_table()),
         ];
+        if !self.preemption.is_empty() {
+            blocks.push(Block::Table(self.preemption.table(&self.names)));
+        }
         if !self.osnoise.is_empty() {
             blocks.push(Block::Table(self.osnoise.table()));
         }
