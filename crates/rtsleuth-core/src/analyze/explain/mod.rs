@@ -125,8 +125,6 @@ pub struct Explain {
     /// Tasks that wrote cyclictest's `hit latency threshold` mark.
     marked: Vec<i32>,
     dropped_by_lost: u64,
-    /// The timerlat samples the trace held, to say why nothing was explained when nothing was.
-    timerlat_samples: u64,
     timerlat: timerlat::Timerlat,
 }
 
@@ -145,7 +143,6 @@ impl Explain {
             steps: Vec::new(),
             marked: Vec::new(),
             dropped_by_lost: 0,
-            timerlat_samples: 0,
             timerlat: timerlat::Timerlat::default(),
         }
     }
@@ -374,11 +371,13 @@ impl Explain {
     /// Its priority is not printed with the samples; the thread measures latency by design,
     /// so without one it is a default target.
     fn timerlat_sample(&mut self, s: timerlat::ThreadSample) {
-        let from = self.wakeups.history.measured_from(s.cpu);
-        let f = self.timerlat.explain(&s, from);
         if self.victims.get(&s.pid).is_some_and(|v| v.sched_woken) {
+            self.timerlat.close(&s);
             self.timed_by_sample(&s);
-        } else if let Some(f) = f {
+            return;
+        }
+        let from = self.wakeups.history.measured_from(s.cpu);
+        if let Some(f) = self.timerlat.explain(&s, from) {
             self.file_timerlat(f);
         }
     }
@@ -424,7 +423,9 @@ impl Explain {
         }
     }
 
-    /// The activations the trace ends inside of, after their timer's interrupt.
+    /// The activations the trace ends inside of, after their timer's interrupt. Filed even for
+    /// a thread whose wake-ups the scheduler's events show: that wake-up never ends, and only
+    /// the samples tell how late it was.
     fn timerlat_unfinished(&mut self) {
         let history = &self.wakeups.history;
         for f in self.timerlat.unfinished(|cpu| history.measured_from(cpu)) {
@@ -432,14 +433,10 @@ impl Explain {
         }
     }
 
-    /// Files an activation explained from its samples. A thread whose wake-ups the scheduler's
-    /// events show has them explained instead, except an activation the trace ends in before
-    /// the thread ran: that wake-up never ends, and only the samples tell how late it was.
+    /// Files an activation explained from its samples, for a target.
     fn file_timerlat(&mut self, mut f: Finding) {
         let prio = self.prios.get(&f.pid).copied();
-        let woken = self.victims.get(&f.pid).is_some_and(|v| v.sched_woken);
-        let unfinished = f.run_at == RunAt::TimerlatIrq;
-        if woken && !unfinished || !self.is_target(f.pid, prio.unwrap_or(0)) {
+        if !self.is_target(f.pid, prio.unwrap_or(0)) {
             return;
         }
         f.prio = prio;
@@ -496,9 +493,6 @@ fn threshold_latency_us(text: &str) -> Option<f64> {
 impl EventSink for Explain {
     fn event(&mut self, ev: &Event<'_>) {
         self.tasks.observe(ev);
-        if let EventKind::TimerlatSample { .. } = ev.kind {
-            self.timerlat_samples += 1;
-        }
         if let Some(s) = self.timerlat.event(ev, &mut self.names) {
             self.timerlat_sample(s);
         }

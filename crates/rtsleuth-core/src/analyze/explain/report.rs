@@ -147,9 +147,9 @@ impl Explain {
             };
             return Some(format!("no wake-up of a target task was found{hint}"));
         }
-        (self.timerlat_samples > 0).then(|| format!(
+        (self.timerlat.samples > 0).then(|| format!(
             "it holds {} timerlat samples but no activation with both its irq and its thread sample in the recorded window; `rtsleuth latency` summarises them per CPU and context",
-            self.timerlat_samples
+            self.timerlat.samples
         ))
     }
 

@@ -108,6 +108,8 @@ pub struct Timerlat {
     cpus: Vec<CpuNoise>,
     /// Some `thread_noise` was printed: the tracer reports the tasks that ran.
     threads_traced: bool,
+    /// Every timerlat sample seen, of any context.
+    pub samples: u64,
 }
 
 impl Timerlat {
@@ -121,6 +123,9 @@ impl Timerlat {
 
     /// Feeds an event; returns the activation a thread-context sample closes.
     pub fn event(&mut self, ev: &Event<'_>, names: &mut Names) -> Option<ThreadSample> {
+        if let EventKind::TimerlatSample { .. } = ev.kind {
+            self.samples += 1;
+        }
         match ev.kind {
             EventKind::OsnoiseNoise {
                 source,
@@ -212,23 +217,19 @@ impl Timerlat {
         let c = self.cpu(s.cpu);
         let irq = c.irq.take().filter(|i| i.seq == s.seq && i.ts <= s.ts)?;
         let from = from.filter(|&f| f <= irq.ts)?;
-        let due = s.due().max(from);
-        let wake = irq.ts.clamp(due, s.ts);
-        let cut = Cut {
-            noise: &c.noise,
-            cpu: s.cpu,
-            victim: s.pid,
-            wake,
-            threads_traced,
-        };
-        let timeline = super::finding::join_neighbours(cut.pieces(due, s.ts));
-        // Noise that ended before this sample cannot reach the next activation's due time.
-        c.noise.retain(|n| n.end > s.ts);
-        Some(finding(s, due, wake, timeline))
+        let f = c.activation(s, from, irq.ts, threads_traced);
+        c.close(s.ts);
+        Some(f)
     }
-}
 
-impl Timerlat {
+    /// Closes activation `s` without explaining it (the engine explains the thread's traced
+    /// wake-up instead).
+    pub fn close(&mut self, s: &ThreadSample) {
+        let c = self.cpu(s.cpu);
+        c.irq = None;
+        c.close(s.ts);
+    }
+
     /// The activations the trace ends inside of, after their timer's interrupt (rtla stops
     /// tracing there when the IRQ latency crosses its threshold): each as far as its irq
     /// sample, for the CPU's thread. `from` is where each CPU's trace is whole.
@@ -250,22 +251,41 @@ impl Timerlat {
                 latency_ns: irq.latency_ns,
                 ts: irq.ts,
             };
-            let due = s.due().max(from);
-            let cut = Cut {
-                noise: &c.noise,
-                cpu,
-                victim: pid,
-                wake: irq.ts,
-                threads_traced: self.threads_traced,
-            };
-            let timeline = super::finding::join_neighbours(cut.pieces(due, irq.ts));
-            out.push(finding(&s, due, irq.ts, timeline));
+            out.push(c.activation(&s, from, irq.ts, self.threads_traced));
         }
         out
     }
 }
 
 impl CpuNoise {
+    /// An activation ended at `ts`: noise that ended before it cannot reach the next
+    /// activation's due time.
+    fn close(&mut self, ts: Timestamp) {
+        self.noise.retain(|n| n.end > ts);
+    }
+
+    /// Activation `s` cut by what had this CPU, from its due time (never before `from`) to its
+    /// sample, its thread woken at `wake`.
+    fn activation(
+        &self,
+        s: &ThreadSample,
+        from: Timestamp,
+        wake: Timestamp,
+        threads_traced: bool,
+    ) -> Finding {
+        let due = s.due().max(from);
+        let wake = wake.clamp(due, s.ts);
+        let cut = Cut {
+            noise: &self.noise,
+            cpu: s.cpu,
+            victim: s.pid,
+            wake,
+            threads_traced,
+        };
+        let timeline = super::finding::join_neighbours(cut.pieces(due, s.ts));
+        finding(s, due, wake, timeline)
+    }
+
     /// The end of an interrupt that began at `start` and ran `net` ns itself: the kernel
     /// reports nested interrupts (an IRQ in a softirq, an NMI in either) first, and leaves
     /// their time out of the outer one's duration.

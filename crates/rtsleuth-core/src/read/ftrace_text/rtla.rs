@@ -118,25 +118,28 @@ fn field_noise(source: NoiseSource, p: &str) -> Option<EventKind<'_>> {
 /// SIRQ THREAD` (the percentage is derived, and checked to be a number), or trace.dat's
 /// `runtime= noise= max_sample= hw_count= nmi_count= irq_count= softirq_count= thread_count=`.
 pub fn summary(p: &str) -> Option<EventKind<'static>> {
+    printed_summary(p).or_else(|| field_summary(p))
+}
+
+fn printed_summary(p: &str) -> Option<EventKind<'static>> {
     let w: Vec<&str> = p.split_ascii_whitespace().collect();
     let n = |i: usize| w.get(i)?.parse::<u64>().ok();
-    if w.len() == 9 && w[2].parse::<f64>().is_ok() {
-        return Some(EventKind::OsnoiseSummary {
-            runtime_us: n(0)?,
-            noise_us: n(1)?,
-            max_single_us: n(3)?,
-            counts: OsnoiseCounts {
-                hw: n(4)?,
-                nmi: n(5)?,
-                irq: n(6)?,
-                softirq: n(7)?,
-                thread: n(8)?,
-            },
-        });
-    }
-    if w.len() == 9 {
-        return None;
-    }
+    (w.len() == 9 && w[2].parse::<f64>().is_ok()).then_some(())?;
+    Some(EventKind::OsnoiseSummary {
+        runtime_us: n(0)?,
+        noise_us: n(1)?,
+        max_single_us: n(3)?,
+        counts: OsnoiseCounts {
+            hw: n(4)?,
+            nmi: n(5)?,
+            irq: n(6)?,
+            softirq: n(7)?,
+            thread: n(8)?,
+        },
+    })
+}
+
+fn field_summary(p: &str) -> Option<EventKind<'static>> {
     let f = Fields::new(p);
     Some(EventKind::OsnoiseSummary {
         runtime_us: f.get_u64("runtime")?,
@@ -161,28 +164,30 @@ pub fn is_summary(p: &str) -> bool {
 /// `sample_threshold: start S duration D ns interferences N`, or trace.dat's `start=
 /// duration= interference=`.
 pub fn threshold(p: &str) -> Option<EventKind<'static>> {
+    printed_threshold(p).or_else(|| field_threshold(p))
+}
+
+fn printed_threshold(p: &str) -> Option<EventKind<'static>> {
     let mut w = p.split_ascii_whitespace();
-    let printed = (|| {
-        (w.next()? == "start").then_some(())?;
-        let start_ns = seconds_to_ns(w.next()?)?;
-        (w.next()? == "duration").then_some(())?;
-        let duration_ns = w.next()?.parse().ok()?;
-        let tail = [w.next()?, w.next()?];
-        (tail[0] == "ns" && tail[1] == "interferences").then_some(())?;
-        let interferences = w.next()?.parse().ok()?;
-        w.next().is_none().then_some(EventKind::OsnoiseThreshold {
-            start_ns,
-            duration_ns,
-            interferences,
-        })
-    })();
-    printed.or_else(|| {
-        let f = Fields::new(p);
-        Some(EventKind::OsnoiseThreshold {
-            start_ns: f.get_u64("start")?,
-            duration_ns: f.get_u64("duration")?,
-            interferences: f.get_u64("interference")?,
-        })
+    (w.next()? == "start").then_some(())?;
+    let start_ns = seconds_to_ns(w.next()?)?;
+    (w.next()? == "duration").then_some(())?;
+    let duration_ns = w.next()?.parse().ok()?;
+    (w.next()? == "ns" && w.next()? == "interferences").then_some(())?;
+    let interferences = w.next()?.parse().ok()?;
+    w.next().is_none().then_some(EventKind::OsnoiseThreshold {
+        start_ns,
+        duration_ns,
+        interferences,
+    })
+}
+
+fn field_threshold(p: &str) -> Option<EventKind<'static>> {
+    let f = Fields::new(p);
+    Some(EventKind::OsnoiseThreshold {
+        start_ns: f.get_u64("start")?,
+        duration_ns: f.get_u64("duration")?,
+        interferences: f.get_u64("interference")?,
     })
 }
 
