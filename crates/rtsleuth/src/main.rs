@@ -132,6 +132,11 @@ struct Selection {
     /// Explain every wake-up at least this late (us) and aggregate their causes.
     #[arg(long, value_name = "US")]
     threshold: Option<f64>,
+    /// Also explain preemption waits: from a switch-out while still runnable (prev_state R,
+    /// R+: preempted, RR slice end) to the next switch-in. Traces with sched_switch only have
+    /// nothing else.
+    #[arg(long)]
+    preemptions: bool,
 }
 
 impl Selection {
@@ -142,6 +147,7 @@ impl Selection {
             all: self.all,
             top: self.top,
             threshold_us: self.threshold,
+            preemptions: self.preemptions,
         }
     }
 }

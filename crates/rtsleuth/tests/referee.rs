@@ -12,9 +12,9 @@
 //! Corpus: tests/fixtures/{lab,recorded,tracedat,explain,perfetto,rtla} and ../shared/fixtures/realworld
 //! (which holds the Perfetto traces the perfetto folder's references describe); the
 //! function_graph and latency-tracer outputs are not event traces and are left out by name.
-//! Each trace is explained twice (default targets and `--all`, both `--top 20 --threshold
-//! 0`). A trace the peer or the engine cannot read is a skip; each folder has a minimum
-//! number of traces checked ([`MINIMUM`]).
+//! Each trace is explained three times (default targets, `--all`, and `--all --preemptions`,
+//! each `--top 20 --threshold 0`). A trace the peer or the engine cannot read is a skip; each
+//! folder has a minimum number of traces checked ([`MINIMUM`]).
 
 #[path = "referee/finding.rs"]
 mod finding;
@@ -71,10 +71,15 @@ pub const RULES: &[(&str, bool)] = &[
     ("thread_noise_holds", true),
 ];
 
-/// Options of each run: the default targets and every task, top 20, every wake-up counted.
+/// Options of each run: the default targets, every task, and every task's preemption waits
+/// with its wake-ups; top 20, every wait counted.
 const RUNS: &[(&str, &[&str])] = &[
     ("default", &["--top", "20", "--threshold", "0"]),
     ("all", &["--all", "--top", "20", "--threshold", "0"]),
+    (
+        "preemptions",
+        &["--all", "--preemptions", "--top", "20", "--threshold", "0"],
+    ),
 ];
 const TOP: usize = 20;
 
@@ -154,12 +159,21 @@ pub fn check_finding(f: &Finding, cx: &Ctx) -> Vec<Violation> {
     out.0
 }
 
+/// Which waits a run explains.
+#[derive(Clone, Copy)]
+pub struct Waits {
+    /// The default targets: only wake-ups where the task's printed prio is real-time.
+    pub rt_only: bool,
+    /// `--preemptions`: preemption waits too.
+    pub preemptions: bool,
+}
+
 /// completeness: every wake-up of a target (referee's pairing, inside the common window; for
-/// the default targets, only the wake-ups where its printed prio is real-time, below 100)
-/// that is later than the least late finding shown (any, when fewer than `--top` were shown)
-/// has a finding; and a target's `spikes` at `--threshold 0` count at least the referee's
-/// wake-ups of it.
-pub fn completeness(doc: &Value, findings: &[Finding], cx: &Ctx, rt_only: bool, out: &mut Out) {
+/// the default targets, only the wake-ups where its printed prio is real-time, below 100),
+/// and every preemption wait with `--preemptions`, that is later than the least late finding
+/// shown (any, when fewer than `--top` were shown) has a finding; and a target's `spikes` at
+/// `--threshold 0` count at least the referee's waits of it.
+pub fn completeness(doc: &Value, findings: &[Finding], cx: &Ctx, waits: Waits, out: &mut Out) {
     let least = if findings.len() < TOP {
         0
     } else {
@@ -174,16 +188,13 @@ pub fn completeness(doc: &Value, findings: &[Finding], cx: &Ctx, rt_only: bool, 
         let Some(pid) = t["pid"].as_i64() else {
             continue;
         };
-        let mine: Vec<&sched::Wakeup> = cx
-            .sched
-            .wakeups
-            .get(&pid)
-            .into_iter()
-            .flatten()
+        let preempted = cx.sched.preemptions.get(&pid).filter(|_| waits.preemptions);
+        let mine: Vec<&sched::Wakeup> = (cx.sched.wakeups.get(&pid).into_iter().flatten())
+            .chain(preempted.into_iter().flatten())
             .filter(|w| w.start >= window)
-            .filter(|w| !rt_only || cx.sched.prio_at(pid, w.start).is_some_and(|p| p < 100))
+            .filter(|w| !waits.rt_only || cx.sched.prio_at(pid, w.start).is_some_and(|p| p < 100))
             .collect();
-        if mine.is_empty() && !cx.sched.wakeups.contains_key(&pid) {
+        if !cx.sched.wakeups.contains_key(&pid) {
             rules_timerlat::activations_found(pid, findings, least, cx, out);
         }
         let spikes = t["spikes"].as_u64().unwrap_or(0) as usize;
@@ -203,7 +214,11 @@ pub fn completeness(doc: &Value, findings: &[Finding], cx: &Ctx, rt_only: bool, 
                     "completeness",
                     None,
                     format!(
-                        "pid {pid} woken {:.6} ran {:.6} ({} us{}) has no finding",
+                        "pid {pid} {} {:.6} ran {:.6} ({} us{}) has no finding",
+                        match preempted.is_some_and(|v| v.iter().any(|x| std::ptr::eq(x, *w))) {
+                            true => "preempted",
+                            false => "woken",
+                        },
                         w.start as f64 / 1e9,
                         w.end as f64 / 1e9,
                         w.latency() / 1000,
@@ -380,7 +395,11 @@ fn check_trace(path: &Path) -> Result<Checked, String> {
             }
         }
         let mut out = Out::default();
-        completeness(&doc, &findings, &cx, *set == "default", &mut out);
+        let waits = Waits {
+            rt_only: *set == "default",
+            preemptions: args.contains(&"--preemptions"),
+        };
+        completeness(&doc, &findings, &cx, waits, &mut out);
         for v in out.0 {
             checked.violations.push((format!("[{set}] document"), v));
         }

@@ -4,7 +4,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct NameId(u32);
 
 #[derive(Debug, Default)]

@@ -256,13 +256,15 @@ impl Wakeups {
                     t.racing = false;
                 }
             }
-            // The first event of a CPU only says who was already running there: a wake-up of
-            // that task still in flight ended at some untraced moment before, and is dropped.
+            // The first event of a CPU only says who was already running there: a wake-up (or
+            // preemption wait) of that task still in flight ended at some untraced moment
+            // before, and is dropped.
             None => {
                 self.cpus[cpu].current = Some(ev.pid);
                 if ev.pid != 0 {
                     let t = self.tasks.entry(ev.pid).or_default();
                     self.dropped_unseen += u64::from(t.pending.take().is_some());
+                    t.preempted = None;
                     t.on_cpu = Some(ev.cpu);
                 }
             }
@@ -642,5 +644,47 @@ mod tests {
         }
         assert_eq!(w.dropped_by_lost, 1);
         assert!(!out.iter().any(|s| matches!(s, Step::End(_))), "{out:?}");
+    }
+
+    /// A task switched out runnable (R+) waits until its next switch-in: 100.000100 to
+    /// 100.000400 on CPU 1 after a migration, 300 us; the wait of a task switched out at
+    /// 100.000500 is dropped by the lost events after it (100.000600), and one switched out
+    /// asleep starts none.
+    #[test]
+    fn preemption_waits_end_at_the_next_switch_in_unless_events_were_lost() {
+        let mut w = Wakeups::default();
+        let mut out = Vec::new();
+        for l in [
+            "  a-10 [000] d..2. 100.000000: sched_switch: prev_comm=x prev_pid=9 prev_prio=120 prev_state=S ==> next_comm=p next_pid=5 next_prio=49",
+            "  p-5 [000] d..2. 100.000100: sched_switch: prev_comm=p prev_pid=5 prev_prio=49 prev_state=R+ ==> next_comm=f next_pid=7 next_prio=9",
+            "  m-3 [001] d..2. 100.000200: sched_migrate_task: comm=p pid=5 prio=49 orig_cpu=0 dest_cpu=1",
+            "  m-3 [001] d..2. 100.000400: sched_switch: prev_comm=m prev_pid=3 prev_prio=120 prev_state=S ==> next_comm=p next_pid=5 next_prio=49",
+            "  f-7 [000] d..2. 100.000500: sched_switch: prev_comm=f prev_pid=7 prev_prio=9 prev_state=R ==> next_comm=x next_pid=9 next_prio=120",
+            "  x-9 [000] d..2. 100.000600: sched_switch: prev_comm=x prev_pid=9 prev_prio=120 prev_state=S ==> next_comm=f next_pid=7 next_prio=9",
+        ] {
+            if let Line::Event(ev, _) = parse_line(l, &LineContext::default()) {
+                if ev.ts == 100_000_600_000 {
+                    w.lost();
+                }
+                w.event(&ev, &mut out);
+            }
+        }
+        let waits: Vec<Wake> = (out.iter())
+            .filter_map(|s| match s {
+                Step::Preempted(w) => Some(*w),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            waits,
+            [Wake {
+                pid: 5,
+                start: 100_000_100_000,
+                run: 100_000_400_000,
+                cpu: 1,
+                prio: Some(49),
+                run_at: RunAt::Switch
+            }]
+        );
     }
 }

@@ -33,8 +33,8 @@ impl TaskState {
 
     /// Decodes the letters the kernel prints (`R`, `R+`, `S`, `D|K`, `I`…) or, in
     /// `trace-cmd report -R` raw form, the number. Raw numbers are kernel-version specific: the
-    /// low bits (1 = S, 2 = D, 4 = T, 8 = t, 16/32 = X/Z) are stable, a value without them but
-    /// with a high bit set is the "preempted" marker (TASK_REPORT_MAX / TASK_STATE_MAX).
+    /// low bits (1 = S, 2 = D, 4 = T, 8 = t, 16/32 = X/Z) are stable; a value
+    /// that is exactly a kernel's "preempted" marker (TASK_REPORT_MAX / TASK_STATE_MAX) is R+.
     pub fn parse(s: &str) -> TaskState {
         let s = s.trim();
         if let Ok(n) = s.parse::<u64>() {
@@ -96,7 +96,8 @@ impl TaskState {
             n if n & 2 != 0 => TaskState::Uninterruptible,
             n if n & 0xc != 0 => TaskState::Stopped,
             n if n & 0x30 != 0 => TaskState::Dead,
-            n if n >= 0x100 => TaskState::Preempted,
+            // TASK_REPORT_MAX (4.14 on), TASK_STATE_MAX before: alone, never with a state bit.
+            0x100 | 0x400 | 0x800 | 0x1000 => TaskState::Preempted,
             _ => TaskState::Unknown,
         }
     }
@@ -141,6 +142,8 @@ mod tests {
         assert_eq!(TaskState::parse("1024"), Preempted);
         assert_eq!(TaskState::parse("4096"), Preempted);
         assert_eq!(TaskState::parse("64"), Unknown);
+        // TASK_PARKED of 3.x-4.13, not a preempted marker.
+        assert_eq!(TaskState::parse("512"), Unknown);
     }
 
     #[test]

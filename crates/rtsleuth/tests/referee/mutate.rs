@@ -5,7 +5,8 @@
 
 use super::finding::{Finding, Stretch};
 use super::rules_stretch::{irq_disable_open, RANKED};
-use super::{check_finding, completeness, explain, peers, Ctx, Out};
+use super::rules_wakeup::own_wakeup;
+use super::{check_finding, completeness, explain, peers, Ctx, Out, Waits};
 use std::collections::BTreeMap;
 
 const TRACES: &[&str] = &[
@@ -18,6 +19,7 @@ const TRACES: &[&str] = &[
     "tests/fixtures/recorded/fifo_above/trace.txt",
     "tests/fixtures/recorded/sleeper_cpu1/trace.txt.zst",
     "tests/fixtures/explain/synthetic/mixed.txt",
+    "../shared/fixtures/realworld/lisa/tests/assets/sched_load/trace.dat",
 ];
 const KINDS: [&str; 9] = [
     "hardirq",
@@ -32,6 +34,13 @@ const KINDS: [&str; 9] = [
 ];
 /// Mutations of one type from one source kind per trace, at most (debug-build time).
 const PER_TRACE: usize = 6;
+
+/// The runs mutated explain every task's wake-ups and preemption waits.
+const ALL: Waits = Waits {
+    rt_only: false,
+    preemptions: true,
+};
+const ARGS: &[&str] = &["--all", "--preemptions", "--top", "20", "--threshold", "0"];
 
 /// How many mutations of each (type, source kind) a trace has had.
 type Budget = BTreeMap<(&'static str, String), usize>;
@@ -276,6 +285,20 @@ fn finding_mutations(
             },
         );
     }
+    if f.source == "preempted" {
+        put("preemption wait due earlier", "due_evidence", &|| {
+            let mut m = f.clone();
+            m.expected = m.expected.map(|e| e - 1_000);
+            m
+        });
+    } else if !cx.sched.preemptions.contains_key(&f.pid) {
+        put("wake-up called a preemption", "due_evidence", &|| {
+            let mut m = f.clone();
+            m.source = "preempted".into();
+            m.expected = Some(m.wakeup);
+            m
+        });
+    }
     if !facts.marks && f.source != "tracemark" {
         put("tracemark without a mark", "due_evidence", &|| {
             let mut m = f.clone();
@@ -296,16 +319,16 @@ fn mutated_findings_are_flagged() {
         let path = root.join(t);
         let (_, trace) = peers::read(&path).unwrap();
         let cx = Ctx::new(trace);
-        let doc = explain(&path, &["--all", "--top", "20", "--threshold", "0"]).unwrap();
+        let doc = explain(&path, ARGS).unwrap();
         let (findings, _) = super::finding::findings("all", &doc);
         let mut budget = Budget::new();
         let mut ms = Vec::new();
         let facts = Facts::of(&cx);
-        // Real findings the referee pairs with a wake-up of its own are the ones mutated.
+        // Real findings the referee pairs with a wait of its own are the ones mutated.
         for (of, f) in findings
             .iter()
             .enumerate()
-            .filter(|(_, f)| cx.sched.wakeup_at(f.pid, f.wakeup).is_some())
+            .filter(|(_, f)| own_wakeup(f, &cx).is_some())
         {
             stretch_mutations(of, f, &cx, &facts, &mut budget, &mut ms);
             finding_mutations(of, f, &cx, &facts, &mut budget, &mut ms);
@@ -333,14 +356,11 @@ fn mutated_findings_are_flagged() {
             }
         }
         // Completeness: the worst finding left out must be missed.
-        if let Some(worst) = findings
-            .first()
-            .filter(|f| cx.sched.wakeup_at(f.pid, f.wakeup).is_some())
-        {
+        if let Some(worst) = findings.first().filter(|f| own_wakeup(f, &cx).is_some()) {
             let rest: Vec<Finding> = findings[1..].to_vec();
             let (mut a, mut b) = (Out::default(), Out::default());
-            completeness(&doc, &findings, &cx, false, &mut a);
-            completeness(&doc, &rest, &cx, false, &mut b);
+            completeness(&doc, &findings, &cx, ALL, &mut a);
+            completeness(&doc, &rest, &cx, ALL, &mut b);
             let e = applied
                 .entry(("finding dropped", "finding".into()))
                 .or_default();

@@ -6,10 +6,12 @@ use super::rules_timeline::TOL;
 use super::sched::Wakeup;
 use super::{Ctx, Out};
 
-/// The referee's wake-up a finding claims, if any.
+/// The referee's wake-up a finding claims, if any: its preemption wait for `source:
+/// preempted`.
 pub fn own_wakeup<'a>(f: &Finding, cx: &'a Ctx) -> Option<&'a Wakeup> {
-    match f.run_at.as_str() {
-        "resumed" => cx.sched.in_place_at(f.pid, f.wakeup),
+    match (f.source.as_str(), f.run_at.as_str()) {
+        ("preempted", _) => cx.sched.preemption_at(f.pid, f.wakeup),
+        (_, "resumed") => cx.sched.in_place_at(f.pid, f.wakeup),
         _ => cx.sched.wakeup_at(f.pid, f.wakeup),
     }
 }
@@ -21,10 +23,14 @@ pub fn own_wakeup<'a>(f: &Finding, cx: &'a Ctx) -> Option<&'a Wakeup> {
 /// than the task's first own event after the waking).
 pub fn wakeup_pairing(f: &Finding, cx: &Ctx, out: &mut Out) {
     let Some(w) = own_wakeup(f, cx) else {
+        let what = match f.source.as_str() {
+            "preempted" => "preemption wait",
+            _ => "wake-up",
+        };
         out.put(
             "wakeup_pairing",
             None,
-            "wakeup_ts starts no wake-up of the task".into(),
+            format!("wakeup_ts starts no {what} of the task"),
         );
         return;
     };
@@ -87,6 +93,13 @@ pub fn due_evidence(f: &Finding, cx: &Ctx, out: &mut Out) {
             Err(w) => w,
         },
         ("chain", Some(_)) => return,
+        ("preempted", Some(e)) if (e - f.wakeup).abs() > TOL => {
+            "expected_ts is not the switch-out that began the wait".to_string()
+        }
+        ("preempted", Some(_)) if own_wakeup(f, cx).is_none() => {
+            "no switch-out of the task while runnable at wakeup_ts".to_string()
+        }
+        ("preempted", Some(_)) => return,
         (s, _) => format!("unknown source {s}"),
     };
     out.put("due_evidence", None, why);

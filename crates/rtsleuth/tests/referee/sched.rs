@@ -49,6 +49,8 @@ struct TaskState {
     /// A waking then wakeup while the task ran, with no switch-out (ttwu_runnable): no
     /// wake-up, but the task may resume in place at its next own event.
     in_place: Option<Wakeup>,
+    /// Switched out still runnable: the preemption wait in flight.
+    preempted: Option<Wakeup>,
 }
 
 #[derive(Default)]
@@ -64,13 +66,16 @@ pub struct Sched {
     /// Wakings of a task still on its CPU that resumed in place (`run_at: resumed`): not
     /// wake-ups (W1, ttwu_runnable), listed only so such findings can be paired.
     pub in_place: HashMap<i64, Vec<Wakeup>>,
+    /// Preemption waits (docs/claims.md, "Preemption waits"): from a switch-out while
+    /// runnable to the task's next run, paired like wake-ups.
+    pub preemptions: HashMap<i64, Vec<Wakeup>>,
     /// (pid, ts): switched in while, by the switches, still running on another CPU (V2).
     pub impossible: Vec<(i64, i64)>,
 }
 
+/// `R`, `R+` (preempted), or in raw numeric form 0 or a kernel's preempted marker.
 fn runnable(state: &str) -> bool {
-    // `R`, `R+` (preempted), or the numeric 0 of old formats.
-    state.starts_with('R') || state == "0"
+    state.starts_with('R') || ["0", "256", "1024", "2048", "4096"].contains(&state)
 }
 
 impl Sched {
@@ -86,6 +91,7 @@ impl Sched {
                 for st in tasks.values_mut() {
                     st.pending = None;
                     st.raced = None;
+                    st.preempted = None;
                 }
             }
             s.prio_of(e);
@@ -107,8 +113,10 @@ impl Sched {
                 "sched_wakeup" | "sched_wakeup_new" => wakeup(e, &mut tasks, has_waking),
                 "sched_migrate_task" => {
                     if let (Some(p), Some(d)) = (e.num("pid"), e.num("dest_cpu")) {
-                        if let Some(w) = tasks.get_mut(&p).and_then(|st| st.pending.as_mut()) {
-                            w.rq.push((e.ts, d as u32));
+                        if let Some(st) = tasks.get_mut(&p) {
+                            for w in [&mut st.pending, &mut st.preempted].into_iter().flatten() {
+                                w.rq.push((e.ts, d as u32));
+                            }
                         }
                     }
                 }
@@ -169,8 +177,13 @@ impl Sched {
             // Events went missing without a marker: as at one, nothing in flight is measured.
             for st in tasks.values_mut() {
                 st.pending = None;
+                st.preempted = None;
                 st.raced = st.raced.take().filter(|(_, out)| out.is_none());
             }
+        }
+        if prev > 0 && e.field("prev_state").is_some_and(runnable) {
+            // Queued on the switch's own CPU (a switch has no target_cpu).
+            tasks.entry(prev).or_default().preempted = Some(new_wakeup(e, prev));
         }
         let n = tasks.entry(next).or_default();
         n.running_on = Some(e.cpu);
@@ -180,11 +193,16 @@ impl Sched {
                 n.pending = Some(w);
             }
         }
-        if let Some(mut w) = n.pending.take() {
-            w.end = e.ts;
-            w.end_cpu = e.cpu;
-            w.end_switch = true;
-            self.wakeups.entry(next).or_default().push(w);
+        for (w, into) in [
+            (n.pending.take(), &mut self.wakeups),
+            (n.preempted.take(), &mut self.preemptions),
+        ] {
+            if let Some(mut w) = w {
+                w.end = e.ts;
+                w.end_cpu = e.cpu;
+                w.end_switch = true;
+                into.entry(next).or_default().push(w);
+            }
         }
     }
 
@@ -192,19 +210,28 @@ impl Sched {
         let st = tasks.entry(e.pid).or_default();
         if cpu_first {
             // The CPU's first event: when the task got there is not recorded, so the wake-up
-            // has no measurable end.
+            // (or preemption wait) has no measurable end.
             st.pending = None;
+            st.preempted = None;
         }
         if let Some(mut w) = st.in_place.take_if(|w| e.ts > w.start && e.task_context()) {
             w.end = e.ts;
             w.end_cpu = e.cpu;
             self.in_place.entry(e.pid).or_default().push(w);
         }
-        if let Some(mut w) = st.pending.take_if(|w| e.ts > w.start) {
-            w.end = e.ts;
-            w.end_cpu = e.cpu;
-            w.end_switch = false;
-            self.wakeups.entry(e.pid).or_default().push(w);
+        for (w, into) in [
+            (st.pending.take_if(|w| e.ts > w.start), &mut self.wakeups),
+            (
+                st.preempted.take_if(|w| e.ts > w.start),
+                &mut self.preemptions,
+            ),
+        ] {
+            if let Some(mut w) = w {
+                w.end = e.ts;
+                w.end_cpu = e.cpu;
+                w.end_switch = false;
+                into.entry(e.pid).or_default().push(w);
+            }
         }
         if st.pending.is_none() && st.raced.is_none() {
             st.running_on = Some(e.cpu);
@@ -266,6 +293,14 @@ impl Sched {
     /// that resumed in place.
     pub fn wakeup_at(&self, pid: i64, ts: i64) -> Option<&Wakeup> {
         self.wakeups
+            .get(&pid)?
+            .iter()
+            .find(|w| (w.start - ts).abs() <= 2)
+    }
+
+    /// The preemption wait of `pid` that starts at `ts` (±2 ns).
+    pub fn preemption_at(&self, pid: i64, ts: i64) -> Option<&Wakeup> {
+        self.preemptions
             .get(&pid)?
             .iter()
             .find(|w| (w.start - ts).abs() <= 2)
@@ -417,5 +452,32 @@ mod tests {
         assert_eq!((w[0].end, w[0].end_switch), (2_000_500_000, false));
         assert!(!s.wakeups.contains_key(&6));
         assert_eq!(s.current_at(0, 2_000_600_000), Some(5));
+    }
+
+    /// A preemption wait runs from the switch-out while runnable (R+, 2.000100) to the next
+    /// switch-in (on CPU1 after a migration, 2.000400): 300 us, its runqueue CPU 0 then 1; a
+    /// switch-out asleep (S) starts none; one in flight at a lost-events marker is dropped.
+    #[test]
+    fn preemption_waits_pair_like_wakeups() {
+        let s = sched(
+            "  a-10 [000] d..2. 2.000000: sched_switch: prev_comm=x prev_pid=9 prev_prio=120 prev_state=S ==> next_comm=p next_pid=5 next_prio=49
+  p-5 [000] d..2. 2.000100: sched_switch: prev_comm=p prev_pid=5 prev_prio=49 prev_state=R+ ==> next_comm=f next_pid=7 next_prio=9
+  m-3 [001] d..2. 2.000200: sched_migrate_task: comm=p pid=5 prio=49 orig_cpu=0 dest_cpu=1
+  m-3 [001] d..2. 2.000400: sched_switch: prev_comm=m prev_pid=3 prev_prio=120 prev_state=S ==> next_comm=p next_pid=5 next_prio=49
+  p-5 [001] d..2. 2.000500: sched_switch: prev_comm=p prev_pid=5 prev_prio=49 prev_state=S ==> next_comm=m next_pid=3 next_prio=120
+  f-7 [000] d..2. 2.000600: sched_switch: prev_comm=f prev_pid=7 prev_prio=9 prev_state=R ==> next_comm=x next_pid=9 next_prio=120
+CPU:0 [LOST 3 EVENTS]
+  x-9 [000] d..2. 2.000900: sched_switch: prev_comm=x prev_pid=9 prev_prio=120 prev_state=S ==> next_comm=f next_pid=7 next_prio=9
+",
+        );
+        let w = &s.preemptions[&5];
+        assert_eq!(w.len(), 1);
+        assert_eq!(
+            (w[0].start, w[0].end, w[0].end_cpu, w[0].waker_cpu),
+            (2_000_100_000, 2_000_400_000, 1, 0)
+        );
+        assert_eq!(w[0].rq, vec![(2_000_100_000, 0), (2_000_200_000, 1)]);
+        assert!(!s.preemptions.contains_key(&7), "lost at 2.000900");
+        assert!(!s.wakeups.contains_key(&5));
     }
 }

@@ -91,6 +91,9 @@ pub enum Source {
     Period,
     /// Nothing says when it was due: only the time after the wake-up is explained.
     Wakeup,
+    /// No wake-up: it was switched out while still runnable, so it was due to go on running
+    /// from that switch (`--preemptions`).
+    Preempted,
 }
 
 impl Source {
@@ -100,6 +103,7 @@ impl Source {
             Source::Tracemark => "tracemark",
             Source::Period => "period",
             Source::Wakeup => "wakeup",
+            Source::Preempted => "preempted",
         }
     }
 }

@@ -67,6 +67,15 @@ pub struct WakeUp {
     pub queue: Vec<(u32, Timestamp)>,
 }
 
+impl WakeUp {
+    /// It waits on `cpu` from `ts` on (its wake-up's target, or a migration).
+    pub fn queued(&mut self, cpu: u32, ts: Timestamp) {
+        if self.queue.last().is_some_and(|&(c, _)| c != cpu) {
+            self.queue.push((cpu, ts));
+        }
+    }
+}
+
 /// What the stretches are judged by, beyond the wake-up itself.
 #[derive(Debug, Clone, Copy)]
 pub struct Window {

@@ -6,7 +6,7 @@ use crate::analyze::wakeups::RunAt as WakeEnd;
 use crate::event::Timestamp;
 
 /// Who or what a component blames. Names stay ids until a report renders them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Culprit {
     Task(i32),
     Irq {
@@ -256,6 +256,8 @@ pub enum Evidence {
     Tracemark { us: f64, mark: Timestamp },
     /// Its wake-ups kept this period (see `period`).
     Period { period: u64 },
+    /// Its switch-out still runnable (`R`/`R+`), in favour of `by` (`None`: the idle task).
+    Preempted { by: Option<i32> },
     /// The timerlat sample `#seq` at `at` (the thread's, or its timer interrupt's) said it
     /// ran `latency_ns` after its timer.
     Timerlat {

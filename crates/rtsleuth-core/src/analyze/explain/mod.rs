@@ -73,6 +73,8 @@ pub struct ExplainOptions {
     pub top: usize,
     /// Explain every wake-up at least this late and aggregate them.
     pub threshold_us: Option<f64>,
+    /// Explain preemption waits too: switched out still runnable, until switched in again.
+    pub preemptions: bool,
 }
 
 impl Default for ExplainOptions {
@@ -83,6 +85,7 @@ impl Default for ExplainOptions {
             all: false,
             top: 5,
             threshold_us: None,
+            preemptions: false,
         }
     }
 }
@@ -119,6 +122,9 @@ pub struct Explain {
     clock: HrtimerClock,
     armed: HashMap<i32, Armed>,
     victims: HashMap<i32, Victim>,
+    /// The targets' preemption waits (`--preemptions`), each task's kept as a victim of its
+    /// own: the first `sched_waking` redefines wake-ups, not these.
+    preempted: HashMap<i32, Victim>,
     wakeups: Wakeups,
     /// The tracker's steps of the current event (kept to reuse its allocation).
     steps: Vec<Step>,
@@ -139,6 +145,7 @@ impl Explain {
             clock: HrtimerClock::default(),
             armed: HashMap::default(),
             victims: HashMap::default(),
+            preempted: HashMap::default(),
             wakeups: Wakeups::default(),
             steps: Vec::new(),
             marked: Vec::new(),
@@ -251,6 +258,58 @@ impl Explain {
             due,
             last_ran: v.last_ran,
         });
+    }
+
+    /// `pid` was switched out by `ev` while still runnable, in favour of `by`: with
+    /// `--preemptions`, a target's wait for the CPU starts here, due at once.
+    fn switched_out_runnable(&mut self, ev: &Event<'_>, pid: i32, prio: Option<i32>, by: i32) {
+        let Some(prio) = prio.or(self.prios.get(&pid).copied()) else {
+            return;
+        };
+        if !self.opts.preemptions || !self.is_target(pid, prio) {
+            return;
+        }
+        let due = Due {
+            ts: ev.ts,
+            source: Source::Preempted,
+            evidence: Evidence::Preempted {
+                by: (by != 0).then_some(by),
+            },
+        };
+        self.preempted.entry(pid).or_default().pending = Some(Pending {
+            wake: WakeUp {
+                pid,
+                prio,
+                ran_prio: prio,
+                wakeup: ev.ts,
+                waker_cpu: ev.cpu,
+                context: Default::default(),
+                own_timer: None,
+                slack_until: None,
+                queue: vec![(ev.cpu, ev.ts)],
+            },
+            due: Some(due),
+            last_ran: Some(ev.ts),
+        });
+    }
+
+    /// The preemption wait `w` ended (the tracker kept it, so it lies where the trace is
+    /// whole): explain it if it is the target's wait that started at `w.start`.
+    fn preemption_ran(&mut self, w: &Wake) {
+        let Some(mut p) = (self.preempted.get_mut(&w.pid))
+            .and_then(|v| v.pending.take())
+            .filter(|p| p.wake.wakeup == w.start)
+        else {
+            return;
+        };
+        if let Some(prio) = w.prio {
+            p.wake.ran_prio = prio;
+        }
+        let finding = self.explain(&p, p.due, w.cpu, w.run, RunAt::Wake(w.run_at), w.run);
+        let (threshold, top) = (self.threshold_ns(), self.opts.top);
+        let v = self.preempted.get_mut(&w.pid).expect("taken from above");
+        v.wakeups += 1;
+        v.file(finding, threshold, top);
     }
 
     /// The wake-up `w` ended: explain it if it is a target's.
@@ -518,24 +577,35 @@ impl EventSink for Explain {
                 Step::Redefined => self.victims.clear(),
                 Step::Unmeasured { pid } => self.unmeasured(pid),
                 Step::Impossible { cpus } => cpus.iter().for_each(|&c| self.forget(Some(c))),
-                // Preemption waits are not explained yet (issue 25): no claim is written for them.
-                Step::Switch { .. } | Step::Preempted(_) => {}
+                Step::Preempted(w) => self.preemption_ran(&w),
+                Step::Switch { .. } => {}
             }
         }
         self.steps = steps;
         self.note_running(ev);
         match ev.kind {
+            EventKind::SchedSwitch {
+                prev_pid,
+                prev_prio,
+                prev_state,
+                next_pid,
+                ..
+            } if prev_pid > 0 && prev_state.is_runnable() => {
+                self.switched_out_runnable(ev, prev_pid, prev_prio, next_pid);
+            }
             EventKind::SchedWakeup {
                 pid,
                 target_cpu: Some(cpu),
                 ..
-            }
-            | EventKind::SchedMigrateTask {
-                pid, dest_cpu: cpu, ..
             } => {
                 if let Some(p) = self.victims.get_mut(&pid).and_then(|v| v.pending.as_mut()) {
-                    if p.wake.queue.last().is_some_and(|&(c, _)| c != cpu) {
-                        p.wake.queue.push((cpu, ev.ts));
+                    p.wake.queued(cpu, ev.ts);
+                }
+            }
+            EventKind::SchedMigrateTask { pid, dest_cpu, .. } => {
+                for v in [self.victims.get_mut(&pid), self.preempted.get_mut(&pid)] {
+                    if let Some(p) = v.and_then(|v| v.pending.as_mut()) {
+                        p.wake.queued(dest_cpu, ev.ts);
                     }
                 }
             }
@@ -584,6 +654,9 @@ impl Explain {
     fn forget(&mut self, cpu: Option<u32>) {
         for v in self.victims.values_mut() {
             self.dropped_by_lost += u64::from(v.pending.take().is_some());
+        }
+        for v in self.preempted.values_mut() {
+            v.pending = None;
         }
         self.timerlat.lost(cpu);
         for (i, tl) in self.cpus.iter_mut().enumerate() {

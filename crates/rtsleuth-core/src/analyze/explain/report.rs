@@ -4,7 +4,7 @@ use super::cause::{Cause, Phase, Source};
 use super::decompose::KERNEL_PATH_MAX_NS;
 use super::finding::{Component, Culprit, Evidence, Finding, Note, RunAt};
 use super::period::INTERVALS;
-use super::victim::{aggregate_into, Aggregate, Spikes};
+use super::victim::{aggregate_into, Aggregate, Spikes, Target};
 use super::{CauseTotal, Explain, Outline, OutlineStretch};
 use crate::analyze::wakeups::RunAt as WakeEnd;
 use crate::event::{ns_to_us, ts_to_secs, TimerlatContext, Timestamp};
@@ -28,24 +28,30 @@ impl Explain {
             v.commit(threshold, top);
         }
         let explicit = !self.opts.pids.is_empty() || !self.opts.comms.is_empty() || self.opts.all;
-        let mut pids: Vec<i32> = self
-            .victims
-            .iter()
+        let mut pids: Vec<i32> = (self.victims.iter())
+            .chain(&self.preempted)
             .filter(|(pid, v)| {
                 v.wakeups > 0 && (explicit || self.marked.is_empty() || self.marked.contains(pid))
             })
             .map(|(pid, _)| *pid)
             .collect();
         pids.sort_unstable();
+        pids.dedup();
         pids
+    }
+
+    /// What was filed for `pid`, wake-ups and preemption waits.
+    fn target(&self, pid: i32) -> Target<'_> {
+        Target {
+            woken: self.victims.get(&pid),
+            preempted: self.preempted.get(&pid),
+        }
     }
 
     /// The findings a report shows, worst first: the `top` worst of the reported tasks.
     fn reported_findings(&self, pids: &[i32]) -> Vec<&Finding> {
-        let mut findings: Vec<&Finding> = pids
-            .iter()
-            .flat_map(|p| self.victims[p].worst.iter())
-            .collect();
+        let mut findings: Vec<&Finding> =
+            pids.iter().flat_map(|p| self.target(*p).worst()).collect();
         findings.sort_by(|a, b| b.latency_ns().cmp(&a.latency_ns()).then(a.run.cmp(&b.run)));
         findings.truncate(self.opts.top);
         findings
@@ -121,12 +127,7 @@ impl Explain {
         let mut aggregate = Aggregate::default();
         if self.opts.threshold_us.is_some() {
             for p in pids {
-                for (k, s) in &self.victims[p].aggregate {
-                    let a = aggregate.entry(*k).or_default();
-                    a.spikes += s.spikes;
-                    a.total_ns = a.total_ns.saturating_add(s.total_ns);
-                    a.max_ns = a.max_ns.max(s.max_ns);
-                }
+                self.target(*p).add_aggregate(&mut aggregate);
             }
         } else {
             findings
@@ -136,21 +137,26 @@ impl Explain {
         sorted(&aggregate)
     }
 
-    /// Why no wake-up was explained, beyond what the wake-up model says of a trace without
-    /// wake-up events: none was a target's, or the timerlat samples held no whole activation.
+    /// Why nothing was explained, beyond what the wake-up model says of a trace without
+    /// wake-up events: no wait was a target's, the timerlat samples held no whole activation,
+    /// or only preemption waits could be (`--preemptions`).
     fn why_nothing(&self) -> Option<String> {
-        if self.wakeups.saw_wakeups() {
-            let hint = if self.opts.all {
-                ""
-            } else {
-                " (by default: real-time tasks, prio < 100; see --all, --pid, --task)"
-            };
-            return Some(format!("no wake-up of a target task was found{hint}"));
-        }
-        (self.timerlat.samples > 0).then(|| format!(
-            "it holds {} timerlat samples but no activation with both its irq and its thread sample in the recorded window; `rtsleuth latency` summarises them per CPU and context",
-            self.timerlat.samples
-        ))
+        let waits = match (self.wakeups.saw_wakeups(), self.opts.preemptions) {
+            (true, false) => "wake-up",
+            (true, true) => "wake-up or preemption wait",
+            (false, true) => "preemption wait",
+            (false, false) if self.timerlat.samples > 0 => return Some(format!(
+                "it holds {} timerlat samples but no activation with both its irq and its thread sample in the recorded window; `rtsleuth latency` summarises them per CPU and context",
+                self.timerlat.samples
+            )),
+            (false, false) => return Some("--preemptions explains the waits of tasks switched out while still runnable, which sched_switch alone shows".into()),
+        };
+        let hint = if self.opts.all {
+            ""
+        } else {
+            " (by default: real-time tasks, prio < 100; see --all, --pid, --task)"
+        };
+        Some(format!("no {waits} of a target task was found{hint}"))
     }
 
     pub fn document(&mut self, info: &TraceInfo) -> Document {
@@ -165,25 +171,30 @@ impl Explain {
                 self.dropped_by_lost
             ));
         }
-        if pids.is_empty() {
-            warnings.extend(self.why_nothing());
-        }
 
         let targets: Vec<Value> = pids
             .iter()
             .map(|p| {
-                let v = &self.victims[p];
-                let mut t = json!({"comm": self.tasks.get(*p), "pid": p, "wakeups": v.wakeups, "spikes": v.spikes});
+                let v = self.target(*p);
+                let mut t = json!({"comm": self.tasks.get(*p), "pid": p, "wakeups": v.wakeups(), "spikes": v.spikes()});
+                if self.opts.preemptions {
+                    t["preemptions"] = v.preemptions().into();
+                }
                 // Per task, so that `diff` can say which cause grew for which task; only over
                 // every spike: without a threshold there is nothing per task to add up.
                 if self.opts.threshold_us.is_some() {
-                    t["aggregate"] = self.aggregate_json(&sorted(&v.aggregate));
+                    let mut aggregate = Aggregate::default();
+                    v.add_aggregate(&mut aggregate);
+                    t["aggregate"] = self.aggregate_json(&sorted(&aggregate));
                 }
                 t
             })
             .collect();
         let mut trace = trace_json(info);
         self.wakeups.annotate(&mut trace, &mut warnings);
+        if pids.is_empty() {
+            warnings.extend(self.why_nothing());
+        }
         let json = json!({
             "schema": "rtsleuth.explain/1",
             "trace": trace,
@@ -228,14 +239,14 @@ impl Explain {
         let mut pairs: Vec<(String, String)> = pids
             .iter()
             .map(|p| {
-                let v = &self.victims[p];
+                let v = self.target(*p);
                 let spikes = match self.opts.threshold_us {
-                    Some(t) => format!(", {} at or above {} us", v.spikes, fmt_us(t)),
+                    Some(t) => format!(", {} at or above {} us", v.spikes(), fmt_us(t)),
                     None => String::new(),
                 };
                 (
                     self.task_name(*p),
-                    format!("{} wake-ups explained{spikes}", v.wakeups),
+                    format!("{} explained{spikes}", self.waits(v)),
                 )
             })
             .collect();
@@ -247,16 +258,21 @@ impl Explain {
 
     /// Many targets (`--all`): how many tasks and wake-ups, and the tasks with the worst ones.
     fn targets_summary(&self, pids: &[i32]) -> Block {
-        let wakeups: u64 = pids.iter().map(|p| self.victims[p].wakeups).sum();
-        let worst_of = |p: &i32| self.victims[p].worst.first().map_or(0, Finding::latency_ns);
+        let wakeups: u64 = pids.iter().map(|p| self.target(*p).wakeups()).sum();
+        let preemptions: u64 = pids.iter().map(|p| self.target(*p).preemptions()).sum();
+        let worst_of = |p: &i32| self.target(*p).worst_ns();
         let mut by_worst: Vec<i32> = pids.to_vec();
         by_worst.sort_by_key(|p| std::cmp::Reverse(worst_of(p)));
         let mut pairs = vec![(
             "targets".to_string(),
-            format!("{} tasks, {wakeups} wake-ups explained", pids.len()),
+            format!(
+                "{} tasks, {} explained",
+                pids.len(),
+                self.count_waits(wakeups, preemptions)
+            ),
         )];
         if let Some(t) = self.opts.threshold_us {
-            let spikes: u64 = pids.iter().map(|p| self.victims[p].spikes).sum();
+            let spikes: u64 = pids.iter().map(|p| self.target(*p).spikes()).sum();
             pairs.push((
                 "spikes".into(),
                 format!("{spikes} at or above {} us", fmt_us(t)),
@@ -266,13 +282,26 @@ impl Explain {
             pairs.push((
                 self.task_name(*p),
                 format!(
-                    "worst {} us of {} wake-ups",
+                    "worst {} us of {}",
                     fmt_us(round3(ns_to_us(worst_of(p)))),
-                    self.victims[p].wakeups
+                    self.waits(self.target(*p))
                 ),
             ));
         }
         Block::Pairs("Targets".into(), pairs)
+    }
+
+    /// How many waits of a target were explained.
+    fn waits(&self, t: Target<'_>) -> String {
+        self.count_waits(t.wakeups(), t.preemptions())
+    }
+
+    /// How many waits: wake-ups, and preemption waits when they are explained too.
+    fn count_waits(&self, wakeups: u64, preemptions: u64) -> String {
+        match self.opts.preemptions {
+            true => format!("{wakeups} wake-ups and {preemptions} preemption waits"),
+            false => format!("{wakeups} wake-ups"),
+        }
     }
 
     fn task_name(&self, pid: i32) -> String {
@@ -478,6 +507,12 @@ impl Explain {
                 fmt_ts_ns(at),
                 fmt_us(round3(ns_to_us(latency_ns)))
             ),
+            Some(Evidence::Preempted { by }) => format!(
+                "it was switched out at {} on CPU{} while still runnable, in favour of {}: it was due to go on running from there",
+                fmt_ts_ns(f.wakeup),
+                f.waker_cpu,
+                by.map_or("the idle task".to_string(), |p| self.task_name(p))
+            ),
             Some(Evidence::Period { period }) => format!(
                 "its last {INTERVALS} wake-up intervals kept a period of {} us within 5%, and it woke within 1.5 periods of the previous one; due one period after the least late of them (an estimate)",
                 fmt_us(round3(ns_to_us(period)))
@@ -521,6 +556,7 @@ impl Explain {
             .collect();
         let from = match f.source {
             Source::Wakeup => "after its wake-up",
+            Source::Preempted => "after it was switched out still runnable",
             Source::Timer | Source::Tracemark | Source::Period => "late",
         };
         format!(
@@ -558,6 +594,10 @@ impl Explain {
                 }
                 Source::Timer => "due: its hrtimer expiry in the trace clock",
                 Source::Period => "due: estimated from its period",
+                Source::Preempted => &format!(
+                    "switched out still runnable on CPU{} (preempted)",
+                    f.waker_cpu
+                ),
                 _ => "due: cyclictest's mark minus its latency",
             };
             rows.push((e, 0, milestone(e, how)));
@@ -572,19 +612,22 @@ impl Explain {
                 milestone(irq, &format!("interrupt entry on CPU{}", f.waker_cpu)),
             ));
         }
-        rows.push((
-            f.wakeup,
-            2,
-            milestone(
+        // A preemption wait has no wake-up: its wait began at the switch-out.
+        rows.extend((f.source != Source::Preempted).then(|| {
+            (
                 f.wakeup,
-                &match f.run_at {
-                    RunAt::Timerlat | RunAt::TimerlatIrq => {
-                        format!("timer interrupt's sample on CPU{}", f.waker_cpu)
-                    }
-                    _ => format!("wake-up on CPU{}", f.waker_cpu),
-                },
-            ),
-        ));
+                2,
+                milestone(
+                    f.wakeup,
+                    &match f.run_at {
+                        RunAt::Timerlat | RunAt::TimerlatIrq => {
+                            format!("timer interrupt's sample on CPU{}", f.waker_cpu)
+                        }
+                        _ => format!("wake-up on CPU{}", f.waker_cpu),
+                    },
+                ),
+            )
+        }));
         rows.push((
             f.run,
             4,
@@ -675,9 +718,11 @@ const TARGETS_WORST: usize = 5;
 
 /// The pid of a component's culprit when it is a task.
 /// An aggregate, most time first (ties by kind, so the order does not depend on hashing).
+/// Largest total first; ties by kind, then culprit (names in the order the trace showed
+/// them), so that the order never depends on a hash map's.
 fn sorted(aggregate: &Aggregate) -> Vec<((Cause, Option<Culprit>), Spikes)> {
     let mut v: Vec<_> = aggregate.iter().map(|(k, s)| (*k, *s)).collect();
-    v.sort_by(|a, b| b.1.total_ns.cmp(&a.1.total_ns).then(a.0 .0.cmp(&b.0 .0)));
+    v.sort_by(|a, b| b.1.total_ns.cmp(&a.1.total_ns).then(a.0.cmp(&b.0)));
     v
 }
 

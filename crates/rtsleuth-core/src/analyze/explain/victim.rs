@@ -106,6 +106,51 @@ impl Victim {
     }
 }
 
+/// Everything filed for one target: its wake-ups' victim and its preemption waits' victim.
+#[derive(Debug, Clone, Copy)]
+pub struct Target<'a> {
+    pub woken: Option<&'a Victim>,
+    pub preempted: Option<&'a Victim>,
+}
+
+impl<'a> Target<'a> {
+    fn both(self) -> impl Iterator<Item = &'a Victim> {
+        self.woken.into_iter().chain(self.preempted)
+    }
+
+    pub fn wakeups(self) -> u64 {
+        self.woken.map_or(0, |v| v.wakeups)
+    }
+
+    pub fn preemptions(self) -> u64 {
+        self.preempted.map_or(0, |v| v.wakeups)
+    }
+
+    pub fn spikes(self) -> u64 {
+        self.both().map(|v| v.spikes).sum()
+    }
+
+    /// Its worst findings of both kinds (each list worst first, not merged).
+    pub fn worst(self) -> impl Iterator<Item = &'a Finding> {
+        self.both().flat_map(|v| v.worst.iter())
+    }
+
+    /// The latency of its worst finding.
+    pub fn worst_ns(self) -> u64 {
+        self.worst().map(Finding::latency_ns).max().unwrap_or(0)
+    }
+
+    /// Its spikes of both kinds, per kind and culprit, added to `into`.
+    pub fn add_aggregate(self, into: &mut Aggregate) {
+        for (k, s) in self.both().flat_map(|v| v.aggregate.iter()) {
+            let a = into.entry(*k).or_default();
+            a.spikes += s.spikes;
+            a.total_ns = a.total_ns.saturating_add(s.total_ns);
+            a.max_ns = a.max_ns.max(s.max_ns);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::cause::{Phase, Source};

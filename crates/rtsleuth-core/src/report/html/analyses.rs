@@ -51,9 +51,9 @@ impl Analyses {
         let explain = Explain::new(ExplainOptions {
             pids: opts.pids.clone(),
             comms: opts.comms.clone(),
-            all: false,
             top: opts.top,
             threshold_us: opts.threshold_us,
+            ..ExplainOptions::default()
         });
         let latency = Latency::new(LatencyOptions {
             pids: opts.pids.clone(),
