@@ -3,7 +3,9 @@
  *
  * Pins the calling thread to one CPU, locks its memory so page faults do not
  * stretch what it measures or injects (best effort), and makes it SCHED_FIFO
- * at the given priority. Returns 0, or 1 after printing why it failed.
+ * (rt_task_enter) or the given real-time policy, SCHED_FIFO or SCHED_RR
+ * (rt_task_enter_policy), at the given priority. Returns 0, or 1 after
+ * printing why it failed.
  * Header-only so each injector still builds from one `gcc` line.
  */
 #ifndef RTSLEUTH_LAB_RT_TASK_H
@@ -14,8 +16,12 @@
 #include <stdio.h>
 #include <sys/mman.h>
 
-static int rt_task_enter(long cpu, long prio)
+static int rt_task_enter_policy(long cpu, long prio, int policy)
 {
+	if (policy != SCHED_FIFO && policy != SCHED_RR) {
+		fprintf(stderr, "rt_task_enter_policy: only SCHED_FIFO or SCHED_RR\n");
+		return 1;
+	}
 	cpu_set_t set;
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
@@ -26,11 +32,16 @@ static int rt_task_enter(long cpu, long prio)
 	if (mlockall(MCL_CURRENT | MCL_FUTURE))
 		perror("mlockall (continuing)");
 	struct sched_param sp = { .sched_priority = (int)prio };
-	if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
+	if (sched_setscheduler(0, policy, &sp)) {
 		perror("sched_setscheduler");
 		return 1;
 	}
 	return 0;
+}
+
+static inline int rt_task_enter(long cpu, long prio)
+{
+	return rt_task_enter_policy(cpu, prio, SCHED_FIFO);
 }
 
 #endif

@@ -3,12 +3,12 @@
  *
  * Usage:
  *   fifo_burst --cpu N --prio P --burst-us B --period-ms T --duration-s D
- *              [--drift-us U]
+ *              [--drift-us U] [--policy fifo|rr]
  *
  * The program
  *   1. pins itself to CPU N (sched_setaffinity),
  *   2. locks its memory (mlockall) so page faults do not stretch a burst,
- *   3. switches itself to SCHED_FIFO priority P,
+ *   3. switches itself to SCHED_FIFO (default) or SCHED_RR priority P,
  *   4. every T milliseconds (absolute clock_nanosleep deadlines, so the
  *      period does not drift) writes "fifo_burst start <B>" to
  *      /sys/kernel/tracing/trace_marker and then busy-spins for B
@@ -21,10 +21,20 @@
  * bursts may never (or always) overlap cyclictest's wake-ups. A small drift
  * sweeps the bursts across cyclictest's phase.
  *
+ * --policy rr makes the task SCHED_RR instead. Two of them at the same
+ * priority on the same CPU are round-robined by the kernel: each runs one
+ * timeslice (/proc/sys/kernel/sched_rr_timeslice_ms, 100 ms by default) and
+ * is then switched out still runnable. To see that, a burst must outlast a
+ * slice, so with --policy rr a burst may be up to 1 s long; the marker is then
+ * "fifo_burst start <B> rr".
+ *
  * Safety: the total run time is bounded by --duration-s and every single
- * burst is bounded by --burst-us (capped at 100 ms); the program can never
- * spin forever.  The marker write is best effort: if trace_marker cannot be
- * opened the bursts still happen.
+ * burst is bounded by --burst-us (capped at 100 ms with SCHED_FIFO, at 1 s
+ * with SCHED_RR); the program can never spin forever. A burst is measured on
+ * the wall clock, not in CPU time: the time a burst spends switched out (by a
+ * higher priority, or by its RR peer) counts towards its end, so a preempted
+ * burst ends no later than an undisturbed one. The marker write is best
+ * effort: if trace_marker cannot be opened the bursts still happen.
  *
  * Build:  gcc -O2 -Wall -o fifo_burst fifo_burst.c
  */
@@ -45,6 +55,8 @@
 
 #define NSEC_PER_SEC 1000000000LL
 #define MAX_BURST_US 100000LL /* hard cap: never spin longer than 100 ms */
+/* SCHED_RR bursts must outlast a timeslice (100 ms by default): 1 s cap */
+#define MAX_RR_BURST_US 1000000LL
 
 static int64_t ts_ns(const struct timespec *t)
 {
@@ -61,7 +73,8 @@ static int64_t now_ns(void)
 static void usage(const char *argv0)
 {
 	fprintf(stderr,
-		"usage: %s --cpu N --prio P --burst-us B --period-ms T --duration-s D [--drift-us U]\n",
+		"usage: %s --cpu N --prio P --burst-us B --period-ms T --duration-s D [--drift-us U]\n"
+		"          [--policy fifo|rr]\n",
 		argv0);
 	exit(2);
 }
@@ -70,6 +83,7 @@ int main(int argc, char **argv)
 {
 	long cpu = -1, prio = -1, burst_us = -1, period_ms = -1, duration_s = -1;
 	long drift_us = 0;
+	int policy = SCHED_FIFO;
 	static const struct option opts[] = {
 		{ "cpu", required_argument, NULL, 'c' },
 		{ "prio", required_argument, NULL, 'p' },
@@ -77,11 +91,12 @@ int main(int argc, char **argv)
 		{ "period-ms", required_argument, NULL, 't' },
 		{ "duration-s", required_argument, NULL, 'd' },
 		{ "drift-us", required_argument, NULL, 'u' },
+		{ "policy", required_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int o;
 
-	while ((o = getopt_long(argc, argv, "c:p:b:t:d:u:", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "c:p:b:t:d:u:P:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'c': cpu = strtol(optarg, NULL, 10); break;
 		case 'p': prio = strtol(optarg, NULL, 10); break;
@@ -89,21 +104,30 @@ int main(int argc, char **argv)
 		case 't': period_ms = strtol(optarg, NULL, 10); break;
 		case 'd': duration_s = strtol(optarg, NULL, 10); break;
 		case 'u': drift_us = strtol(optarg, NULL, 10); break;
+		case 'P':
+			if (strcmp(optarg, "fifo") == 0)
+				policy = SCHED_FIFO;
+			else if (strcmp(optarg, "rr") == 0)
+				policy = SCHED_RR;
+			else
+				usage(argv[0]);
+			break;
 		default: usage(argv[0]);
 		}
 	}
 	if (cpu < 0 || prio < 1 || prio > 99 || burst_us < 0 ||
 	    period_ms < 1 || duration_s < 1 || drift_us < 0 || drift_us >= 1000000)
 		usage(argv[0]);
-	if (burst_us > MAX_BURST_US)
-		burst_us = MAX_BURST_US;
+	const long long cap_us = policy == SCHED_RR ? MAX_RR_BURST_US : MAX_BURST_US;
+	if (burst_us > cap_us)
+		burst_us = cap_us;
 	if (burst_us * 1000 >= period_ms * 1000000LL) {
 		fprintf(stderr, "burst must be shorter than the period\n");
 		return 2;
 	}
 
-	/* 1-3. pinned, memory locked, SCHED_FIFO */
-	if (rt_task_enter(cpu, prio))
+	/* 1-3. pinned, memory locked, SCHED_FIFO or SCHED_RR */
+	if (rt_task_enter_policy(cpu, prio, policy))
 		return 1;
 
 	/* the marker tells the trace reader where the injected cause starts */
@@ -111,7 +135,8 @@ int main(int argc, char **argv)
 	if (marker < 0)
 		perror("open trace_marker (continuing without markers)");
 	char msg[64];
-	int msglen = snprintf(msg, sizeof(msg), "fifo_burst start %ld", burst_us);
+	int msglen = snprintf(msg, sizeof(msg), "fifo_burst start %ld%s", burst_us,
+			      policy == SCHED_RR ? " rr" : "");
 
 	const int64_t burst_ns = burst_us * 1000LL;
 	const int64_t period_ns = period_ms * 1000000LL + drift_us * 1000LL;
@@ -144,7 +169,8 @@ int main(int argc, char **argv)
 
 	if (marker >= 0)
 		close(marker);
-	fprintf(stderr, "fifo_burst: pid %d cpu %ld prio %ld: %ld bursts of %ld us\n",
-		(int)getpid(), cpu, prio, bursts, burst_us);
+	fprintf(stderr, "fifo_burst: pid %d cpu %ld prio %ld: %ld bursts of %ld us (%s)\n",
+		(int)getpid(), cpu, prio, bursts, burst_us,
+		policy == SCHED_RR ? "SCHED_RR" : "SCHED_FIFO");
 	return 0;
 }
