@@ -3,6 +3,7 @@
 //! report what it holds. LISA's rt-app trace (`../shared/fixtures/realworld/lisa`, 1,552
 //! switches on a Juno board) is the real case.
 
+mod common;
 mod shared_fixtures;
 
 use rtsleuth_core::analyze::explain::{Explain, ExplainOptions};
@@ -65,8 +66,7 @@ fn explain_all_says_why_and_does_not_suggest_all() {
 }
 
 /// Preemption waits (issue 25, point 1) against the independent count of
-/// `tests/fixtures/preemption/independent_preemption.py` over `trace-cmd report`: per task,
-/// the number of waits, the longest and when it ended, exactly.
+/// `tests/fixtures/preemption/independent_preemption.py` over `trace-cmd report`.
 #[test]
 fn preemption_waits_match_the_independent_count() {
     for (trace, expected) in [
@@ -80,38 +80,9 @@ fn preemption_waits_match_the_independent_count() {
             println!("skipped: the shared realworld traces are not beside the clone");
             return;
         };
-        let mut lat = Latency::new(LatencyOptions::default());
-        let input = Input::open(path.to_str().unwrap()).unwrap();
-        let info = read::read(input, &mut lat).unwrap();
-        let got = lat.document(&info).json["preemption"]["tasks"].clone();
-        let want: Value = serde_json::from_str(
-            &std::fs::read_to_string(
-                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                    .join("../../tests/fixtures/preemption")
-                    .join(format!("{expected}.expected.json")),
-            )
-            .unwrap(),
-        )
-        .unwrap();
-        let (got, want) = (got.as_array().unwrap(), want.as_array().unwrap());
-        assert_eq!(got.len(), want.len(), "{expected}: tasks");
-        for w in want {
-            let g = got.iter().find(|g| g["pid"] == w["pid"]).unwrap();
-            assert_eq!(g["count"], w["count"], "{expected} pid {}", w["pid"]);
-            let max_ns = (g["max_us"].as_f64().unwrap() * 1e3).round() as u64;
-            assert_eq!(
-                max_ns,
-                w["max_ns"].as_u64().unwrap(),
-                "{expected} pid {}",
-                w["pid"]
-            );
-            let at = (g["max_at_ts"].as_f64().unwrap() * 1e9).round() as u64;
-            assert_eq!(
-                at,
-                w["max_at_ns"].as_u64().unwrap(),
-                "{expected} pid {}",
-                w["pid"]
-            );
-        }
+        let expected = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures/preemption")
+            .join(format!("{expected}.expected.json"));
+        common::assert_preemption_matches(&path, &expected);
     }
 }

@@ -69,6 +69,7 @@ pub const RULES: &[(&str, bool)] = &[
     ("E3_unknown_task", true),
     ("E4_irqs_off_evidence", true),
     ("thread_noise_holds", true),
+    ("E3_chosen_over_victim", true),
 ];
 
 /// Options of each run: the default targets, every task, and every task's preemption waits
@@ -152,6 +153,7 @@ pub fn check_finding(f: &Finding, cx: &Ctx) -> Vec<Violation> {
     rules_stretch::task_holds_cpu(f, cx, &mut out);
     rules_stretch::unknown_task_not_ranked(f, cx, &mut out);
     rules_stretch::rank_matches_class(f, cx, &mut out);
+    rules_stretch::chosen_over_victim(f, cx, &mut out);
     rules_stretch::irq_frame_open(f, cx, &mut out);
     rules_stretch::irqs_off_evidence(f, cx, &mut out);
     rules_stretch::irqs_off_not_preempt_off(f, cx, &mut out);

@@ -1,5 +1,7 @@
 //! Checks shared by the integration tests that compare rtsleuth with the independent
 //! reference computations committed next to the fixtures.
+// Each test crate that includes this module uses only some of it.
+#![allow(dead_code)]
 
 use rtsleuth_core::analyze::latency::{Latency, LatencyOptions, SortKey};
 use rtsleuth_core::event::Event;
@@ -15,6 +17,48 @@ pub fn latency_json(path: &Path) -> (Value, TraceInfo) {
     });
     let info = read::read(Input::open(path.to_str().unwrap()).unwrap(), &mut lat).unwrap();
     (lat.document(&info).json, info)
+}
+
+/// `latency`'s preemption waits per task against `independent_preemption.py`'s JSON: the
+/// same tasks, and per task the count, the longest wait and when it ended, exactly; the sum
+/// (avg × count) to 1 ns per wait and p50/p99 within the histogram's 0.1%.
+pub fn assert_preemption_matches(trace: &Path, expected: &Path) {
+    let (doc, _) = latency_json(trace);
+    let got = doc["preemption"]["tasks"].as_array().unwrap();
+    let want: Value = serde_json::from_str(&std::fs::read_to_string(expected).unwrap()).unwrap();
+    let want = want.as_array().unwrap();
+    let name = trace.display();
+    assert_eq!(got.len(), want.len(), "{name}: tasks");
+    for w in want {
+        let pid = &w["pid"];
+        let g = got.iter().find(|g| g["pid"] == *pid).unwrap();
+        let count = w["count"].as_u64().unwrap();
+        assert_eq!(g["count"].as_u64(), Some(count), "{name} pid {pid}");
+        assert_eq!(
+            ns(&g["max_us"]),
+            w["max_ns"].as_u64().unwrap(),
+            "{name} pid {pid}"
+        );
+        let at = (g["max_at_ts"].as_f64().unwrap() * 1e9).round() as u64;
+        assert_eq!(at, w["max_at_ns"].as_u64().unwrap(), "{name} pid {pid}");
+        if let Some(sum) = w["sum_ns"].as_u64() {
+            let got_sum = g["avg_us"].as_f64().unwrap() * 1e3 * count as f64;
+            assert!(
+                (got_sum - sum as f64).abs() <= count as f64,
+                "{name} pid {pid}: sum {got_sum}"
+            );
+        }
+        for (q, key) in [("p50_us", "p50_ns"), ("p99_us", "p99_ns")] {
+            let Some(want) = w[key].as_u64() else {
+                continue;
+            };
+            let got = ns(&g[q]) as f64;
+            assert!(
+                (got - want as f64).abs() <= want as f64 * 1e-3,
+                "{name} pid {pid} {q}: {got} vs {want}"
+            );
+        }
+    }
 }
 
 pub fn ns(us: &Value) -> u64 {

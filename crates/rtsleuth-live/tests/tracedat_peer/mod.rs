@@ -2,7 +2,6 @@
 //! report`, the independent peer. The report's lines are parsed by the core crate's test
 //! helper, so both crates read trace-cmd the same way.
 
-#[allow(dead_code)]
 #[path = "../../../rtsleuth-core/tests/common/mod.rs"]
 mod core_common;
 

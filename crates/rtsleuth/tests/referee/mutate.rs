@@ -20,6 +20,7 @@ const TRACES: &[&str] = &[
     "tests/fixtures/recorded/sleeper_cpu1/trace.txt.zst",
     "tests/fixtures/explain/synthetic/mixed.txt",
     "../shared/fixtures/realworld/lisa/tests/assets/sched_load/trace.dat",
+    "tests/fixtures/lab/rt/hardirq/trace.txt.zst",
 ];
 const KINDS: [&str; 9] = [
     "hardirq",
@@ -206,6 +207,20 @@ fn stretch_mutations(
                 "irqs_off called preempt_off",
                 "E4_irqs_off_not_preempt_off",
                 &|| with_stretch(f, i, |m| m.kind = "preempt_off".into()),
+            );
+        }
+        let holder = cx.sched.current_at(s.cpu, s.start).filter(|&p| p > 0);
+        if let Some(p) = holder.filter(|_| s.detail.starts_with("the scheduler switched")) {
+            put(
+                "chosen task called preempt_off",
+                "E3_chosen_over_victim",
+                &|| {
+                    with_stretch(f, i, |m| {
+                        m.kind = "preempt_off".into();
+                        m.culprit = Some(format!("task-{p}"));
+                        m.culprit_pid = Some(p);
+                    })
+                },
             );
         }
         if s.kind == "kernel_path" {

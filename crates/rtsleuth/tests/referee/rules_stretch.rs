@@ -217,6 +217,37 @@ pub fn rank_matches_class(f: &Finding, cx: &Ctx, out: &mut Out) {
     }
 }
 
+/// E3_chosen_over_victim: a preempt_off culprit already held the stretch's CPU before the
+/// victim was queued there (the runqueue entry's time); one switched in as or after the
+/// victim was queued there (by the very switch that preempted it, say) was chosen over it.
+pub fn chosen_over_victim(f: &Finding, cx: &Ctx, out: &mut Out) {
+    let Some(w) = own_wakeup(f, cx) else { return };
+    for (i, s) in (f.timeline.iter().enumerate())
+        .filter(|(_, s)| !s.before && s.kind == "preempt_off" && s.culprit_pid.is_some())
+    {
+        let queued = (w.rq.iter().rev())
+            .find(|(t, _)| *t <= s.start)
+            .or(w.rq.first())
+            .filter(|(_, c)| *c == s.cpu)
+            .map(|(t, _)| *t);
+        let (Some(queued), Some(since)) = (queued, cx.sched.switched_in_at(s.cpu, s.start)) else {
+            continue;
+        };
+        if since >= queued {
+            out.put(
+                "E3_chosen_over_victim",
+                Some(i),
+                format!(
+                    "the culprit got CPU{} at {:.6}, after the victim was queued there at {:.6}",
+                    s.cpu,
+                    since as f64 / 1e9,
+                    queued as f64 / 1e9
+                ),
+            );
+        }
+    }
+}
+
 /// The prio the victim's switch-in at the run prints.
 fn victim_run_prio(cx: &Ctx, f: &Finding, start: i64) -> Option<i64> {
     let at = (f.cpu, f.run - 3, f.run + 3);

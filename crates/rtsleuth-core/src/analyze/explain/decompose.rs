@@ -104,16 +104,16 @@ pub fn decompose(
     if win.from < w.wakeup {
         judge.cover(
             cpus,
-            w.waker_cpu,
+            (w.waker_cpu, win.from),
             (win.from, w.wakeup.min(win.run)),
             Phase::BeforeWakeup,
             &mut pieces,
         );
     }
     let moved_untraced = w.queue.last().is_some_and(|&(cpu, _)| cpu != win.run_cpu);
-    for (i, &(cpu, from)) in w.queue.iter().enumerate() {
+    for (i, &(cpu, queued)) in w.queue.iter().enumerate() {
         let to = w.queue.get(i + 1).map_or(win.run, |&(_, t)| t).min(win.run);
-        let from = from.max(w.wakeup).max(win.from);
+        let from = queued.max(w.wakeup).max(win.from);
         if to <= from {
             continue;
         }
@@ -131,7 +131,14 @@ pub fn decompose(
             );
             pieces.push(piece);
         } else {
-            judge.cover(cpus, cpu, (from, to), Phase::AfterWakeup, &mut pieces);
+            let queued = queued.max(w.wakeup);
+            judge.cover(
+                cpus,
+                (cpu, queued),
+                (from, to),
+                Phase::AfterWakeup,
+                &mut pieces,
+            );
         }
     }
     brief_preemption_is_the_path(&mut pieces);
@@ -152,27 +159,37 @@ pub fn bound_kernel_path(timeline: &mut [Component]) {
 }
 
 /// A task the victim outranks that got out of the way within [`MIN_CAUSE_NS`] in all (with
-/// preemption or interrupts off) was only on its way to the switch.
+/// preemption or interrupts off, or chosen over the victim) was only on its way to the switch.
 fn brief_preemption_is_the_path(pieces: &mut [Component]) {
-    let held = |p: &Component| {
-        p.cause == Cause::PreemptOff || p.cause == Cause::IrqsOff && p.phase == Phase::AfterWakeup
-    };
-    let mut totals: Vec<(Option<Culprit>, u64)> = Vec::new();
-    for p in pieces.iter().filter(|p| held(p)) {
-        match totals.iter_mut().find(|(c, _)| *c == p.culprit) {
-            Some((_, ns)) => *ns += p.ns,
-            None => totals.push((p.culprit, p.ns)),
+    let mut totals: Vec<(i32, u64)> = Vec::new();
+    for (pid, ns) in pieces
+        .iter()
+        .filter_map(|p| Some((outranked_holder(p)?, p.ns)))
+    {
+        match totals.iter_mut().find(|(p, _)| *p == pid) {
+            Some((_, sum)) => *sum += ns,
+            None => totals.push((pid, ns)),
         }
     }
-    for p in pieces.iter_mut().filter(|p| held(p)) {
-        if totals
-            .iter()
-            .any(|(c, ns)| *c == p.culprit && *ns < MIN_CAUSE_NS)
-        {
+    for p in pieces.iter_mut() {
+        let Some(pid) = outranked_holder(p) else {
+            continue;
+        };
+        if totals.iter().any(|&(q, ns)| q == pid && ns < MIN_CAUSE_NS) {
             p.cause = Cause::KernelPath;
             p.culprit = None;
             p.note = Note::Scheduling;
         }
+    }
+}
+
+/// The task the victim outranks that kept the CPU in a piece after the wake-up, if any.
+fn outranked_holder(p: &Component) -> Option<i32> {
+    match (p.cause, p.note, p.culprit) {
+        (Cause::Unknown, Note::ChosenOverVictim { pid }, _) => Some(pid),
+        (Cause::PreemptOff, _, Some(Culprit::Task(pid))) => Some(pid),
+        (Cause::IrqsOff, _, Some(Culprit::Task(pid))) if p.phase == Phase::AfterWakeup => Some(pid),
+        _ => None,
     }
 }
 
@@ -192,11 +209,12 @@ enum Part {
 }
 
 impl Judge<'_> {
-    /// Appends the pieces of `[from, to)` on `cpu`.
+    /// Appends the pieces of `[from, to)` on `cpu`, where the victim waits from `queued` on
+    /// after its wake-up.
     fn cover(
         &self,
         cpus: &[Option<CpuTimeline>],
-        cpu: u32,
+        (cpu, queued): (u32, Timestamp),
         (from, to): (Timestamp, Timestamp),
         phase: Phase,
         out: &mut Vec<Component>,
@@ -252,7 +270,7 @@ impl Judge<'_> {
                     };
                     let (cause, culprit, note) = match phase {
                         Phase::BeforeWakeup => self.overdue(tl, &s, (cut, b), part, &others_traced),
-                        Phase::AfterWakeup => self.waiting(&s, part),
+                        Phase::AfterWakeup => self.waiting(&s, part, queued),
                     };
                     out.push(piece(cause, (cut, b), culprit, note));
                 }
@@ -372,8 +390,13 @@ impl Judge<'_> {
         }
     }
 
-    /// A task on the CPU the woken task waits for.
-    fn waiting(&self, s: &Stretch, part: Part) -> (Cause, Option<Culprit>, Note) {
+    /// A task on the CPU the woken task waits for, there since `queued`.
+    fn waiting(
+        &self,
+        s: &Stretch,
+        part: Part,
+        queued: Timestamp,
+    ) -> (Cause, Option<Culprit>, Note) {
         let Activity::Task { pid, prio } = s.activity else {
             return (Cause::Unknown, None, Note::NoHistory);
         };
@@ -416,6 +439,11 @@ impl Judge<'_> {
             };
             return (Cause::Unknown, None, note);
         }
+        if cause == Cause::PreemptOff && s.task_since >= queued {
+            // The scheduler switched to it while the victim it ranks below waited here: RT
+            // throttling or the fair server chose it, which the events do not show.
+            return (Cause::Unknown, None, Note::ChosenOverVictim { pid });
+        }
         let culprit = Some(Culprit::Task(pid));
         let irqs_off_at = s.irqs_off_at.filter(|&c| !is_path_caller(self.names, c));
         match irqs_off_at.filter(|_| cause == Cause::PreemptOff) {
@@ -451,11 +479,8 @@ fn is_resched(names: &Names, name: NameId) -> bool {
 mod tests {
     use super::*;
 
-    /// Rule E3 of issue 23 (point 8): a task whose priority the trace never printed, or the
-    /// placeholder a Perfetto trace shows before a CPU's first switch (pid -1, prio -1, which
-    /// would otherwise rank as SCHED_DEADLINE), is never the culprit of a ranked class.
-    #[test]
-    fn an_unranked_task_is_never_a_ranked_culprit() {
+    /// `check` with a judge of a prio-19 victim woken at 1 000 on CPU 0, run at 5 000.
+    fn with_judge(check: impl FnOnce(&Judge)) {
         let names = Names::default();
         let w = WakeUp {
             pid: 100,
@@ -475,27 +500,67 @@ mod tests {
             proven: false,
             run_traced: true,
         };
-        let judge = Judge {
+        check(&Judge {
             names: &names,
             w: &w,
             win,
-        };
+        });
+    }
+
+    /// Rule E3 of issue 23 (point 8): a task whose priority the trace never printed, or the
+    /// placeholder a Perfetto trace shows before a CPU's first switch (pid -1, prio -1, which
+    /// would otherwise rank as SCHED_DEADLINE), is never the culprit of a ranked class.
+    #[test]
+    fn an_unranked_task_is_never_a_ranked_culprit() {
         let held_by = |pid, prio| Stretch {
             end: 5_000,
             ..Stretch::new(0, Activity::Task { pid, prio })
         };
-        for (pid, prio) in [(-1, Some(-1)), (-1, Some(0)), (7, None)] {
+        with_judge(|judge| {
+            for (pid, prio) in [(-1, Some(-1)), (-1, Some(0)), (7, None)] {
+                assert_eq!(
+                    judge.waiting(&held_by(pid, prio), Part::Silent, 1_000),
+                    (Cause::Unknown, None, Note::Unranked { pid }),
+                    "pid {pid} prio {prio:?}"
+                );
+            }
+            // A task with its own printed priority is ranked as before.
+            let (cause, culprit, _) = judge.waiting(&held_by(7, Some(9)), Part::Silent, 1_000);
             assert_eq!(
-                judge.waiting(&held_by(pid, prio), Part::Silent),
-                (Cause::Unknown, None, Note::Unranked { pid }),
-                "pid {pid} prio {prio:?}"
+                (cause, culprit),
+                (Cause::HigherPriority, Some(Culprit::Task(7)))
             );
-        }
-        // A task with its own printed priority is ranked as before.
-        let (cause, culprit, _) = judge.waiting(&held_by(7, Some(9)), Part::Silent);
-        assert_eq!(
-            (cause, culprit),
-            (Cause::HigherPriority, Some(Culprit::Task(7)))
-        );
+        });
+    }
+
+    /// A task the victim (prio 19) outranks that held the CPU since before the victim was
+    /// queued there (1 000) kept it with preemption off; one switched in at or after that was
+    /// chosen over the victim by something the events do not show.
+    #[test]
+    fn a_lower_task_switched_in_over_the_victim_is_no_preempt_off() {
+        let since = |task_since| Stretch {
+            end: 5_000,
+            task_since,
+            ..Stretch::new(
+                2_000,
+                Activity::Task {
+                    pid: 7,
+                    prio: Some(120),
+                },
+            )
+        };
+        with_judge(|judge| {
+            let (cause, culprit, _) = judge.waiting(&since(500), Part::Events, 1_000);
+            assert_eq!(
+                (cause, culprit),
+                (Cause::PreemptOff, Some(Culprit::Task(7)))
+            );
+            for t in [1_000, 2_000] {
+                assert_eq!(
+                    judge.waiting(&since(t), Part::Events, 1_000),
+                    (Cause::Unknown, None, Note::ChosenOverVictim { pid: 7 })
+                );
+            }
+        });
     }
 }

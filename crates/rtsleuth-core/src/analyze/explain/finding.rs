@@ -94,6 +94,10 @@ pub enum Note {
     /// The victim was woken with priority `from` and switched in with `to`, which rank task
     /// `pid` differently: which held while it waited is not in the trace.
     VictimPrioChanged { pid: i32, from: i32, to: i32 },
+    /// The scheduler switched to task `pid`, which the victim outranks, while the victim waited
+    /// on that CPU: something chose it over the victim (RT throttling, the fair server) that
+    /// the events do not show, so it is no section with preemption off.
+    ChosenOverVictim { pid: i32 },
     /// A task held the CPU whose priority the trace never printed, or a placeholder for a task
     /// it does not name (a negative pid): it cannot be ranked against the victim.
     Unranked { pid: i32 },

@@ -420,6 +420,10 @@ impl Explain {
                 self.task_name(pid),
                 self.task_name(pid)
             ),
+            Note::ChosenOverVictim { pid } => format!(
+                "the scheduler switched CPU{cpu} to {}, which {victim} outranks, while {victim} waited there: something the events do not show chose it (RT throttling, the fair server), so it is not preemption held off",
+                self.task_name(pid)
+            ),
             Note::Unranked { pid } if pid < 0 => format!(
                 "CPU{cpu} ran a task the trace does not name (before the CPU's first switch) while {victim} was runnable: it cannot be ranked against it"
             ),

@@ -90,6 +90,9 @@ pub struct Stretch {
     /// A task stretch's priority at the switch-out that ended the task's run, when it differs
     /// from the one it was switched in with.
     pub prio_out: Option<i32>,
+    /// When the task of a task stretch got the CPU: its switch-in, or the first event that
+    /// showed it there.
+    pub task_since: Timestamp,
 }
 
 impl Stretch {
@@ -107,6 +110,7 @@ impl Stretch {
             irqs_off_at: None,
             preempt_off_at: None,
             prio_out: None,
+            task_since: ts,
         }
     }
 }
@@ -154,6 +158,8 @@ pub struct CpuTimeline {
     /// When the running task's priority was last stated (its switch-in, or priority
     /// inheritance changing it): its switch-out speaks for the stretches since.
     prio_stated_at: Timestamp,
+    /// When the running task got the CPU (see [`Stretch::task_since`]).
+    task_since: Timestamp,
     /// The event being fed is in task context with interrupts on (it ends a stretch so).
     event_irqs_on: bool,
     /// The event being fed is an interrupt arriving (it ends a stretch so).
@@ -180,6 +186,7 @@ impl CpuTimeline {
             flags_known: false,
             irq_toggles_traced: false,
             prio_stated_at: ts,
+            task_since: ts,
             event_irqs_on: false,
             event_interrupt: false,
             event_by_construction: false,
@@ -294,7 +301,7 @@ impl CpuTimeline {
                     pid: next_pid,
                     prio: next_prio,
                 };
-                self.prio_stated_at = ts;
+                (self.prio_stated_at, self.task_since) = (ts, ts);
                 // A softirq preempted in its thread (PREEMPT_RT) goes with that thread: what
                 // runs next is the next task, not the softirq.
                 self.stack.clear();
@@ -336,7 +343,7 @@ impl CpuTimeline {
             pid: ev.pid,
             prio: prio_of(ev.pid),
         };
-        self.prio_stated_at = ev.ts;
+        (self.prio_stated_at, self.task_since) = (ev.ts, ev.ts);
         self.irqs_off_evidence = false;
         self.refresh(ev.ts);
     }
@@ -440,6 +447,7 @@ impl CpuTimeline {
         next.irqs_off_at = self.irqs_off_at;
         next.preempt_off_at = self.preempt_off_at;
         next.need_resched = self.resched;
+        next.task_since = self.task_since;
         next.last_irqs_off = self.irqs_off_evidence && matches!(activity, Activity::Task { .. });
         let mut done = std::mem::replace(&mut self.current, next);
         done.end = ts;
