@@ -74,9 +74,10 @@ enum Command {
         /// Print a histogram of the selected tasks' latencies.
         #[arg(long)]
         hist: bool,
-        /// Write the task table as CSV.
-        #[arg(long, conflicts_with = "json")]
-        csv: bool,
+        /// Write a table as CSV: the wake-up latency per task (`--csv`, `--csv=tasks`) or the
+        /// preemption waits per task (`--csv=preemption`).
+        #[arg(long, value_name = "TABLE", num_args = 0..=1, require_equals = true, default_missing_value = "tasks", conflicts_with = "json")]
+        csv: Option<CsvTable>,
         /// Also write traces, latency and histograms as Parquet tables in DIR (README,
         /// "Parquet"); the report becomes the set's.
         #[arg(long, value_name = "DIR", conflicts_with = "csv")]
@@ -150,6 +151,15 @@ impl Selection {
             preemptions: self.preemptions,
         }
     }
+}
+
+/// Which of `latency`'s tables `--csv` writes.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum CsvTable {
+    /// Wake-up latency per task.
+    Tasks,
+    /// Preemption waits per task.
+    Preemption,
 }
 
 /// Which tasks a per-task command looks at.
@@ -275,7 +285,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 task_histograms: false,
             };
             if set::is_set(&common.traces, parquet.is_some()) {
-                if csv {
+                if csv.is_some() {
                     anyhow::bail!(
                         "{}: --csv writes one trace's table; give one trace file",
                         common.traces.join(" ")
@@ -286,7 +296,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 let mut latency = Latency::new(opts);
                 let info = read_trace(&common.traces[0], &mut latency)?;
                 info.require_time()?;
-                emit_drawable(&latency.document(&info), &common, csv)
+                let waits = (csv == Some(CsvTable::Preemption)).then(|| latency.preemption_table());
+                let mut doc = latency.document(&info);
+                // The CSV is the document's first table.
+                if let Some(t) = waits {
+                    doc.blocks = vec![Block::Table(t)];
+                }
+                emit_drawable(&doc, &common, csv.is_some())
             }
         }
         Command::Wq(args) => wq::run(args),

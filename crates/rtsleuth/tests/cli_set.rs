@@ -331,3 +331,36 @@ fn parquet_queries_find_the_lab_culprits() {
     );
     assert!(stdout.contains("all queries answered as the lab's truth says"));
 }
+
+/// `latency.parquet` carries each task's preemption waits next to its wake-ups: the counts and
+/// maxima of the recorded fixtures' READMEs (derived by hand from the raw lines), read back
+/// by DuckDB.
+#[test]
+fn parquet_latency_rows_hold_the_preemption_waits() {
+    if !duckdb_python() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().to_str().unwrap();
+    let fixtures = repo_root().join("tests/fixtures/recorded");
+    let traces = ["preempted_fifo", "rr_pair"].map(|t| fixtures.join(t).join("trace.txt"));
+    let mut args = vec!["latency", "--json", "--parquet", out];
+    args.extend(traces.iter().map(|p| p.to_str().unwrap()));
+    ok(&args);
+    let sql = format!(
+        "SELECT pid, preemption_waits, preemption_max_us FROM '{out}/latency.parquet' \
+         WHERE pid IN (5548, 9336, 9337) ORDER BY pid"
+    );
+    let r = Command::new("python3")
+        .args([
+            "-c",
+            &format!("import duckdb; print(duckdb.sql(\"{sql}\").fetchall())"),
+        ])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(
+        String::from_utf8_lossy(&r.stdout).trim(),
+        "[(5548, 54, 527.0), (9336, 6, 100003.0), (9337, 8, 100002.0)]"
+    );
+}

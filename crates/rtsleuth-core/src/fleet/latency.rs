@@ -94,6 +94,7 @@ mod tests {
             runtime_ns: 0,
             switches: 0,
             hist,
+            preempted: LatencyHistogram::default(),
         }
     }
 

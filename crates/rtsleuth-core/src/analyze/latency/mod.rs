@@ -59,6 +59,8 @@ struct Task {
     runtime_ns: u64,
     switches: u64,
     lat: LatencyHistogram,
+    /// Its preemption waits (switched out runnable -> switched in again).
+    preempted: LatencyHistogram,
 }
 
 /// The streaming analysis.
@@ -166,6 +168,16 @@ impl Latency {
     }
 }
 
+impl Latency {
+    /// A preemption wait ended: the task's distribution and its CPU's.
+    fn preempted(&mut self, w: &Wake) {
+        let ns = w.run - w.start;
+        let t = self.tasks.entry(w.pid).or_default();
+        t.preempted.record(ns, w.run);
+        self.preemption.waited(w.cpu, ns, w.run, w.pid);
+    }
+}
+
 impl EventSink for Latency {
     fn event(&mut self, ev: &Event<'_>) {
         if matches!(
@@ -192,7 +204,7 @@ impl EventSink for Latency {
                     next_prio,
                 } => self.switch(ts, cpu, prev, next, next_prio),
                 Step::End(w) => self.ran(&w),
-                Step::Preempted(w) if self.cpu_selected(w.cpu) => self.preemption.waited(&w),
+                Step::Preempted(w) if self.cpu_selected(w.cpu) => self.preempted(&w),
                 Step::Redefined => self.redefine(),
                 Step::Impossible { cpus } => self.forget_runs(Some(&cpus)),
                 Step::Start { .. } | Step::Unmeasured { .. } | Step::Preempted(_) => {}

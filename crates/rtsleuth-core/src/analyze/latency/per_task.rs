@@ -12,6 +12,8 @@ pub struct TaskLatency {
     pub runtime_ns: u64,
     pub switches: u64,
     pub hist: LatencyHistogram,
+    /// Its preemption waits.
+    pub preempted: LatencyHistogram,
 }
 
 impl Latency {
@@ -26,6 +28,7 @@ impl Latency {
                 runtime_ns: r.task.runtime_ns,
                 switches: r.task.switches,
                 hist: r.task.lat.clone(),
+                preempted: r.task.preempted.clone(),
             })
             .collect()
     }

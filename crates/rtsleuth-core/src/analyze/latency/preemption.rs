@@ -1,46 +1,40 @@
 //! Preemption waits: a task switched out while still runnable (`prev_state` R or R+) waits
 //! until it is switched in again, and for a real-time thread that wait is latency as much as
 //! a late wake-up. The wake-up model decides where each wait starts and ends
-//! ([`crate::analyze::wakeups::Step::Preempted`]); here they are summarised per task and per
-//! CPU (the CPU it ran on again).
+//! ([`crate::analyze::wakeups::Step::Preempted`]); each task keeps its own distribution (so
+//! the table's selection applies), and here they are summarised per CPU (the CPU it ran on
+//! again) and laid out as the report's table and JSON.
 
+use super::report::Row;
 use super::LatencyHistogram;
-use crate::analyze::wakeups::Wake;
 use crate::analyze::TaskNames;
-use crate::event::{ns_to_us, ts_to_secs};
+use crate::event::{ns_to_us, ts_to_secs, Timestamp};
 use crate::report::{fmt_ts, fmt_us, Align, Table};
 use std::collections::BTreeMap;
 
 #[derive(Debug, Default)]
 pub struct Preemption {
-    per_task: BTreeMap<i32, LatencyHistogram>,
     per_cpu: BTreeMap<u32, LatencyHistogram>,
 }
 
 impl Preemption {
-    pub fn waited(&mut self, w: &Wake) {
-        let ns = w.run - w.start;
-        self.per_task
-            .entry(w.pid)
-            .or_default()
-            .record_for(ns, w.run, w.pid);
+    /// `pid` waited `ns` until it ran again on `cpu` at `run`.
+    pub fn waited(&mut self, cpu: u32, ns: u64, run: Timestamp, pid: i32) {
         self.per_cpu
-            .entry(w.cpu)
+            .entry(cpu)
             .or_default()
-            .record_for(ns, w.run, w.pid);
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.per_task.is_empty()
+            .record_for(ns, run, pid);
     }
 
     /// `{tasks: [{comm, pid, count, avg_us, p50_us, p99_us, p999_us, max_us, max_at_ts}],
-    /// per_cpu: [{cpu, count, avg_us, p99_us, max_us, max_pid, max_at_ts}]}`.
-    pub fn json(&self, names: &TaskNames) -> serde_json::Value {
-        let tasks = self.per_task.iter().map(|(&pid, h)| {
+    /// per_cpu: [{cpu, count, avg_us, p99_us, max_us, max_pid, max_at_ts}]}`, the tasks in
+    /// pid order.
+    pub fn json(&self, rows: &[Row<'_>], names: &TaskNames) -> serde_json::Value {
+        let tasks = waiting(rows).into_iter().map(|r| {
+            let h = &r.task.preempted;
             serde_json::json!({
-                "comm": names.get(pid),
-                "pid": pid,
+                "comm": r.comm,
+                "pid": r.pid,
                 "count": h.count(),
                 "avg_us": h.avg_ns() / 1e3,
                 "p50_us": ns_to_us(h.percentile_ns(50.0)),
@@ -58,6 +52,7 @@ impl Preemption {
                 "p99_us": ns_to_us(h.percentile_ns(99.0)),
                 "max_us": ns_to_us(h.max_ns()),
                 "max_pid": h.max_pid(),
+                "max_comm": names.get(h.max_pid()),
                 "max_at_ts": ts_to_secs(h.max_at()),
             })
         });
@@ -67,7 +62,8 @@ impl Preemption {
         })
     }
 
-    pub fn table(&self, names: &TaskNames) -> Table {
+    /// The selected tasks' waits, one row per task that waited, in pid order.
+    pub fn table(rows: &[Row<'_>]) -> Table {
         let mut t = Table::new(
             "Preemption waits per task (switched out runnable -> switched in again)",
             &[
@@ -81,11 +77,12 @@ impl Preemption {
                 ("Max at s", Align::Right),
             ],
         );
-        for (&pid, h) in &self.per_task {
+        for r in waiting(rows) {
+            let h = &r.task.preempted;
             let us = |ns: u64| fmt_us(ns_to_us(ns));
             t.rows.push(vec![
-                names.get(pid).to_string(),
-                pid.to_string(),
+                r.comm.to_string(),
+                r.pid.to_string(),
                 h.count().to_string(),
                 format!("{:.3}", h.avg_ns() / 1e3),
                 us(h.percentile_ns(50.0)),
@@ -96,4 +93,14 @@ impl Preemption {
         }
         t
     }
+}
+
+/// The rows of tasks that waited at least once, in pid order.
+fn waiting<'r, 'a>(rows: &'r [Row<'a>]) -> Vec<&'r Row<'a>> {
+    let mut v: Vec<&Row<'_>> = rows
+        .iter()
+        .filter(|r| r.task.preempted.count() > 0)
+        .collect();
+    v.sort_by_key(|r| r.pid);
+    v
 }

@@ -1,6 +1,6 @@
 //! The `latency` report: the per-task table, the per-CPU view and the optional histogram.
 
-use super::{Latency, LatencyHistogram, Task};
+use super::{preemption, Latency, LatencyHistogram, Task};
 use crate::event::ns_to_us;
 use crate::event::ts_to_secs;
 use crate::read::TraceInfo;
@@ -60,7 +60,7 @@ impl Latency {
                 comm: self.names.get(*pid),
                 task,
             })
-            .filter(|r| r.task.switches > 0 || r.task.lat.count() > 0)
+            .filter(|r| r.task.switches > 0 || r.task.lat.count() + r.task.preempted.count() > 0)
             .filter(|r| o.pids.is_empty() || o.pids.contains(&r.pid))
             .filter(|r| o.comms.is_empty() || o.comms.iter().any(|c| r.comm.contains(c.as_str())))
             .filter(|r| !o.rt_only || r.task.prio.is_some_and(|p| p < 100))
@@ -87,6 +87,11 @@ impl Latency {
             }
         });
         rows
+    }
+
+    /// The selected tasks' preemption waits, as the report shows them (even with none).
+    pub fn preemption_table(&self) -> Table {
+        preemption::Preemption::table(&self.selected_rows())
     }
 
     /// Builds the report (`rtsleuth.latency/1`).
@@ -141,7 +146,7 @@ impl Latency {
             "total": hist_json(&overall),
             "timerlat": self.timerlat.json(),
             "osnoise": self.osnoise.json(),
-            "preemption": self.preemption.json(&self.names),
+            "preemption": self.preemption.json(&rows, &self.names),
             "warnings": [],
         });
         self.wakeups.annotate(&mut json["trace"], &mut warnings);
@@ -150,8 +155,9 @@ impl Latency {
             Block::Table(self.task_table(&rows)),
             Block::Table(self.cpu_table()),
         ];
-        if !self.preemption.is_empty() {
-            blocks.push(Block::Table(self.preemption.table(&self.names)));
+        let preempted = preemption::Preemption::table(&rows);
+        if !preempted.rows.is_empty() {
+            blocks.push(Block::Table(preempted));
         }
         if !self.osnoise.is_empty() {
             blocks.push(Block::Table(self.osnoise.table()));
@@ -166,6 +172,16 @@ impl Latency {
                 format!("Histogram of {} wake-ups (us)", overall.count()),
                 histogram_lines(&buckets),
             ));
+            let mut waits = LatencyHistogram::default();
+            rows.iter().for_each(|r| waits.merge(&r.task.preempted));
+            if waits.count() > 0 {
+                let buckets = waits.log2_buckets_us();
+                json["preemption"]["histogram"] = buckets_json(&buckets);
+                blocks.push(Block::Lines(
+                    format!("Histogram of {} preemption waits (us)", waits.count()),
+                    histogram_lines(&buckets),
+                ));
+            }
         }
         Document {
             json,

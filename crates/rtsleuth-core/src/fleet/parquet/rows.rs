@@ -3,7 +3,7 @@
 //! histogram bounds are integer nanoseconds so that buckets of different traces add up
 //! exactly. Counts are signed 64-bit, which every engine reads.
 
-use crate::analyze::latency::TaskLatency;
+use crate::analyze::latency::{LatencyHistogram, TaskLatency};
 use crate::event::ns_to_us;
 use crate::fleet::identity::Identity;
 use crate::fleet::task_key::task_key;
@@ -92,6 +92,40 @@ pub struct LatencyRow {
     pub p999_us: Option<f64>,
     pub max_us: Option<f64>,
     pub max_at_ts: Option<f64>,
+    /// Its preemption waits (switched out runnable -> switched in again), the same figures.
+    pub preemption_waits: i64,
+    pub preemption_avg_us: Option<f64>,
+    pub preemption_p50_us: Option<f64>,
+    pub preemption_p99_us: Option<f64>,
+    pub preemption_p999_us: Option<f64>,
+    pub preemption_max_us: Option<f64>,
+    pub preemption_max_at_ts: Option<f64>,
+}
+
+/// One distribution's figures, each null when nothing was measured (a 0 would read as "no
+/// latency").
+struct Figures {
+    count: i64,
+    avg_us: Option<f64>,
+    p50_us: Option<f64>,
+    p99_us: Option<f64>,
+    p999_us: Option<f64>,
+    max_us: Option<f64>,
+    max_at_ts: Option<f64>,
+}
+
+fn figures(h: &LatencyHistogram) -> Figures {
+    let measured = h.count() > 0;
+    let us = |ns: u64| measured.then(|| ns_to_us(ns));
+    Figures {
+        count: h.count() as i64,
+        avg_us: measured.then(|| h.avg_ns() / 1e3),
+        p50_us: us(h.percentile_ns(50.0)),
+        p99_us: us(h.percentile_ns(99.0)),
+        p999_us: us(h.percentile_ns(99.9)),
+        max_us: us(h.max_ns()),
+        max_at_ts: measured.then(|| crate::event::ts_to_secs(h.max_at())),
+    }
 }
 
 /// `histograms.parquet`: one row per non-empty bucket per task per trace. Sum `count` over
@@ -132,8 +166,7 @@ pub fn latency_rows(id: &Identity, tasks: &[TaskLatency]) -> (Vec<LatencyRow>, V
     let mut histograms = Vec::new();
     for t in tasks {
         let h = &t.hist;
-        let measured = h.count() > 0;
-        let us = |ns: u64| measured.then(|| ns_to_us(ns));
+        let (w, p) = (figures(h), figures(&t.preempted));
         latency.push(LatencyRow {
             path: id.path.clone(),
             hash: id.hash.clone(),
@@ -143,14 +176,21 @@ pub fn latency_rows(id: &Identity, tasks: &[TaskLatency]) -> (Vec<LatencyRow>, V
             prio: t.prio.map(i64::from),
             runtime_us: ns_to_us(t.runtime_ns),
             switches: t.switches as i64,
-            wakeups: h.count() as i64,
-            avg_us: measured.then(|| h.avg_ns() / 1e3),
+            wakeups: w.count,
+            avg_us: w.avg_us,
             min_us: h.min_ns().map(ns_to_us),
-            p50_us: us(h.percentile_ns(50.0)),
-            p99_us: us(h.percentile_ns(99.0)),
-            p999_us: us(h.percentile_ns(99.9)),
-            max_us: us(h.max_ns()),
-            max_at_ts: measured.then(|| crate::event::ts_to_secs(h.max_at())),
+            p50_us: w.p50_us,
+            p99_us: w.p99_us,
+            p999_us: w.p999_us,
+            max_us: w.max_us,
+            max_at_ts: w.max_at_ts,
+            preemption_waits: p.count,
+            preemption_avg_us: p.avg_us,
+            preemption_p50_us: p.p50_us,
+            preemption_p99_us: p.p99_us,
+            preemption_p999_us: p.p999_us,
+            preemption_max_us: p.max_us,
+            preemption_max_at_ts: p.max_at_ts,
         });
         histograms.extend(h.buckets().into_iter().map(|b| HistogramRow {
             path: id.path.clone(),
