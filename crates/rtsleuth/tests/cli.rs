@@ -501,6 +501,26 @@ fn explain_text() {
     golden("explain.txt", &ok(&["explain", "--top", "3", FIFO_ABOVE]));
 }
 
+/// Preemption waits in the text report: the SCHED_RR pair's slice waits (fair_share) and the
+/// fair server's kworker run ahead of an RT task (unknown, the task named).
+#[test]
+fn explain_preemptions_text() {
+    golden(
+        "explain-preemptions.txt",
+        &ok(&[
+            "explain",
+            "--preemptions",
+            "--pid",
+            "9337",
+            "--threshold",
+            "20",
+            "--top",
+            "2",
+            "tests/fixtures/recorded/rr_pair/trace.txt",
+        ]),
+    );
+}
+
 #[test]
 fn explain_threshold_text() {
     golden(

@@ -687,7 +687,11 @@ impl Explain {
     fn aggregate_table(&self, aggregate: &[((Cause, Option<Culprit>), Spikes)]) -> Table {
         let title = match self.opts.threshold_us {
             Some(t) => format!(
-                "Aggregate over every wake-up at least {} us late",
+                "Aggregate over every {} at least {} us late",
+                match self.opts.preemptions {
+                    true => "wake-up and preemption wait",
+                    false => "wake-up",
+                },
                 fmt_us(t)
             ),
             None => "Aggregate over the findings above (--threshold US for every spike)".into(),
