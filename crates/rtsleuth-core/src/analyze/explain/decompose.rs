@@ -68,6 +68,22 @@ pub struct WakeUp {
 }
 
 impl WakeUp {
+    /// A wait of `pid` (priority `prio`) that began on `waker_cpu` at `ts`, queued on `queue`;
+    /// no interrupt context, no timer of its own.
+    pub fn new(pid: i32, prio: i32, (waker_cpu, ts): (u32, Timestamp), queue: u32) -> WakeUp {
+        WakeUp {
+            pid,
+            prio,
+            ran_prio: prio,
+            wakeup: ts,
+            waker_cpu,
+            context: WakeContext::default(),
+            own_timer: None,
+            slack_until: None,
+            queue: vec![(queue, ts)],
+        }
+    }
+
     /// It waits on `cpu` from `ts` on (its wake-up's target, or a migration).
     pub fn queued(&mut self, cpu: u32, ts: Timestamp) {
         if self.queue.last().is_some_and(|&(c, _)| c != cpu) {
@@ -482,17 +498,7 @@ mod tests {
     /// `check` with a judge of a prio-19 victim woken at 1 000 on CPU 0, run at 5 000.
     fn with_judge(check: impl FnOnce(&Judge)) {
         let names = Names::default();
-        let w = WakeUp {
-            pid: 100,
-            prio: 19,
-            ran_prio: 19,
-            wakeup: 1_000,
-            waker_cpu: 0,
-            context: WakeContext::default(),
-            own_timer: None,
-            slack_until: None,
-            queue: vec![(0, 1_000)],
-        };
+        let w = WakeUp::new(100, 19, (0, 1_000), 0);
         let win = Window {
             from: 1_000,
             run: 5_000,

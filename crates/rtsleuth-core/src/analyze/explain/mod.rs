@@ -245,15 +245,10 @@ impl Explain {
         };
         v.pending = Some(Pending {
             wake: WakeUp {
-                pid,
-                prio,
-                ran_prio: prio,
-                wakeup: ev.ts,
-                waker_cpu: ev.cpu,
                 context,
                 own_timer: timer.map(|t| t.hrtimer),
                 slack_until: timer.and_then(|t| t.hard),
-                queue: vec![(target.unwrap_or(ev.cpu), ev.ts)],
+                ..WakeUp::new(pid, prio, (ev.cpu, ev.ts), target.unwrap_or(ev.cpu))
             },
             due,
             last_ran: v.last_ran,
@@ -277,17 +272,7 @@ impl Explain {
             },
         };
         self.preempted.entry(pid).or_default().pending = Some(Pending {
-            wake: WakeUp {
-                pid,
-                prio,
-                ran_prio: prio,
-                wakeup: ev.ts,
-                waker_cpu: ev.cpu,
-                context: Default::default(),
-                own_timer: None,
-                slack_until: None,
-                queue: vec![(ev.cpu, ev.ts)],
-            },
+            wake: WakeUp::new(pid, prio, (ev.cpu, ev.ts), ev.cpu),
             due: Some(due),
             last_ran: Some(ev.ts),
         });
