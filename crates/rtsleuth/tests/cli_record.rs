@@ -268,3 +268,47 @@ fn tracefs_is_mounted_when_missing_and_unmounted_after() {
     );
     assert!(events_in(&file) > 0);
 }
+
+/// A run killed with SIGKILL cannot remove its private instance (`instances/rtsleuth-PID`),
+/// which nothing else would; the next run removes it, says so, and leaves tracefs as it was
+/// before the killed run.
+#[test]
+fn the_next_run_removes_a_sigkilled_runs_instance() {
+    let Some((root, _lock)) = live_tracefs() else {
+        return;
+    };
+    let before = observe(&root);
+    let dir = tempfile::tempdir().unwrap();
+    let child = rtsleuth()
+        .args(["record", "-e", "sched", "-o"])
+        .arg(dir.path().join("killed.dat"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stale = root
+        .join("instances")
+        .join(format!("rtsleuth-{}", child.id()));
+    std::thread::sleep(Duration::from_millis(800));
+    let mut child = child;
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(stale.exists(), "SIGKILL leaves {} behind", stale.display());
+    let out = rtsleuth()
+        .args(["record", "-d", "1", "-e", "sched", "--json", "-o"])
+        .arg(dir.path().join("next.dat"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!stale.exists(), "{} is still there", stale.display());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(&format!("removed {}", stale.display())),
+        "{said}"
+    );
+    assert_restored(&before, &root);
+}

@@ -3,7 +3,7 @@
 
 use super::{write_tracedat, Capture, TraceMeta};
 use crate::cpus::CpuList;
-use crate::tracefs::{AvailableEvents, Buffer, Session, Tracefs};
+use crate::tracefs::{remove_stale_instances, AvailableEvents, Buffer, Session, Tracefs};
 use crate::LiveError;
 use std::path::{Path, PathBuf};
 
@@ -54,6 +54,7 @@ impl Armed {
         let buffer = if opts.top_level {
             Buffer::Top
         } else {
+            notes.extend(remove_stale_instances(tracefs.root()));
             Buffer::private()
         };
         let mut session = Session::new(&tracefs, buffer)?;

@@ -14,6 +14,7 @@ mod observe;
 mod saved;
 mod session;
 mod spike_stop;
+mod stale;
 
 pub use buffer_size::{is_expansion, BufferSize};
 pub use events::AvailableEvents;
@@ -22,3 +23,4 @@ pub(crate) use mount::{pick_mount, MOUNT_POINTS};
 pub use observe::{differences, expansion, observe};
 pub use session::{Buffer, Session};
 pub use spike_stop::SpikeStop;
+pub use stale::remove_stale_instances;

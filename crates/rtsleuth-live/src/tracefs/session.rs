@@ -21,7 +21,7 @@ pub enum Buffer {
 impl Buffer {
     /// The private instance name this process uses.
     pub fn private() -> Buffer {
-        Buffer::Instance(format!("rtsleuth-{}", std::process::id()))
+        Buffer::Instance(super::stale::private_name(std::process::id()))
     }
 }
 
