@@ -46,14 +46,11 @@ pub fn run(
     };
     let rows = |t: &Traced<Explained>| {
         let id = &t.identity;
-        let (latency, histograms) = rows::latency_rows(id, &t.result.tasks);
         let (findings, stretches) = rows::explain_rows(id, &t.result.doc.json);
         TraceRows {
-            trace: vec![rows::trace_row(id)],
-            latency,
-            histograms,
             findings,
             stretches,
+            ..rows::task_rows(id, &t.result.tasks)
         }
     };
     let parquet = parquet.map(|dir| set::Parquet {

@@ -4,7 +4,7 @@
 use crate::set;
 use anyhow::Result;
 use rtsleuth_core::analyze::latency::{Latency, LatencyOptions, TaskLatency};
-use rtsleuth_core::fleet::parquet::{rows, TraceRows};
+use rtsleuth_core::fleet::parquet::rows;
 use rtsleuth_core::fleet::{SetLatency, SetSection, Traced};
 use rtsleuth_core::read;
 use rtsleuth_core::report::{Block, Document};
@@ -29,15 +29,7 @@ pub fn run(
         let doc = latency.document(&info);
         Ok((info, Measured { doc, tasks }))
     };
-    let rows = |t: &Traced<Measured>| {
-        let (latency, histograms) = rows::latency_rows(&t.identity, &t.result.tasks);
-        TraceRows {
-            trace: vec![rows::trace_row(&t.identity)],
-            latency,
-            histograms,
-            ..TraceRows::default()
-        }
-    };
+    let rows = |t: &Traced<Measured>| rows::task_rows(&t.identity, &t.result.tasks);
     let parquet = parquet.map(|dir| set::Parquet {
         dir,
         with_findings: false,

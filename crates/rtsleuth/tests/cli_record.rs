@@ -37,6 +37,21 @@ fn json_of(out: &Output) -> Value {
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
 }
 
+/// `record -d 1 -e EVENTS --json -o FILE`, which must succeed.
+fn timed_recording(events: &str, file: &Path) -> Output {
+    let out = rtsleuth()
+        .args(["record", "-d", "1", "-e", events, "--json", "-o"])
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 #[test]
 fn a_timed_recording_is_a_trace_rtsleuth_and_trace_cmd_read_alike() {
     let Some((root, _lock)) = live_tracefs() else {
@@ -45,16 +60,7 @@ fn a_timed_recording_is_a_trace_rtsleuth_and_trace_cmd_read_alike() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("t.dat");
     let before = observe(&root);
-    let out = rtsleuth()
-        .args(["record", "-d", "1", "-e", "sched,irq", "--json", "-o"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = timed_recording("sched,irq", &file);
     assert_restored(&before, &root);
     let report = json_of(&out);
     assert_eq!(report["schema"], "rtsleuth.record/1");
@@ -294,16 +300,7 @@ fn the_next_run_removes_a_sigkilled_runs_instance() {
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(stale.exists(), "SIGKILL leaves {} behind", stale.display());
-    let out = rtsleuth()
-        .args(["record", "-d", "1", "-e", "sched", "--json", "-o"])
-        .arg(dir.path().join("next.dat"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = timed_recording("sched", &dir.path().join("next.dat"));
     assert!(!stale.exists(), "{} is still there", stale.display());
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -332,11 +332,12 @@ fn parquet_queries_find_the_lab_culprits() {
     assert!(stdout.contains("all queries answered as the lab's truth says"));
 }
 
-/// `latency.parquet` carries each task's preemption waits next to its wake-ups: the counts and
-/// maxima of the recorded fixtures' READMEs (derived by hand from the raw lines), read back
-/// by DuckDB.
+/// `latency.parquet` carries each task's preemption waits next to its wake-ups, and
+/// `preemption_histograms.parquet` their buckets: the counts, maxima and the control loop's
+/// median (505 us) of the recorded fixtures' READMEs (derived by hand from the raw lines),
+/// read back by DuckDB.
 #[test]
-fn parquet_latency_rows_hold_the_preemption_waits() {
+fn parquet_tables_hold_the_preemption_waits() {
     if !duckdb_python() {
         return;
     }
@@ -347,20 +348,35 @@ fn parquet_latency_rows_hold_the_preemption_waits() {
     let mut args = vec!["latency", "--json", "--parquet", out];
     args.extend(traces.iter().map(|p| p.to_str().unwrap()));
     ok(&args);
-    let sql = format!(
-        "SELECT pid, preemption_waits, preemption_max_us FROM '{out}/latency.parquet' \
-         WHERE pid IN (5548, 9336, 9337) ORDER BY pid"
-    );
-    let r = Command::new("python3")
-        .args([
-            "-c",
-            &format!("import duckdb; print(duckdb.sql(\"{sql}\").fetchall())"),
-        ])
-        .output()
-        .unwrap();
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let query = |sql: &str| {
+        let r = Command::new("python3")
+            .args([
+                "-c",
+                &format!("import duckdb; print(duckdb.sql(\"{sql}\").fetchall())"),
+            ])
+            .output()
+            .unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        String::from_utf8_lossy(&r.stdout).trim().to_string()
+    };
+    let pids = "pid IN (5548, 9336, 9337)";
     assert_eq!(
-        String::from_utf8_lossy(&r.stdout).trim(),
+        query(&format!(
+            "SELECT pid, preemption_waits, preemption_max_us FROM '{out}/latency.parquet' WHERE {pids} ORDER BY pid"
+        )),
         "[(5548, 54, 527.0), (9336, 6, 100003.0), (9337, 8, 100002.0)]"
+    );
+    let buckets = format!("'{out}/preemption_histograms.parquet'");
+    assert_eq!(
+        query(&format!(
+            "SELECT pid, sum(count)::INT FROM {buckets} WHERE {pids} GROUP BY pid ORDER BY pid"
+        )),
+        "[(5548, 54), (9336, 6), (9337, 8)]"
+    );
+    assert_eq!(
+        query(&format!(
+            "SELECT min(lower_ns) FROM (SELECT lower_ns, sum(count) OVER (ORDER BY lower_ns) AS run FROM {buckets} WHERE pid = 5548) WHERE run >= 27"
+        )),
+        "[(505000,)]"
     );
 }

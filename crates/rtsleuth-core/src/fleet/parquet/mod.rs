@@ -13,12 +13,13 @@ use rows::{FindingRow, HistogramRow, LatencyRow, StretchRow, TraceRow};
 use std::path::Path;
 use table::Table;
 
-/// Which tables a command writes: `traces`, `latency` and `histograms` always; `findings`
-/// and `stretches` for `explain`.
+/// Which tables a command writes: `traces`, `latency`, `histograms` and
+/// `preemption_histograms` always; `findings` and `stretches` for `explain`.
 pub struct ParquetSet {
     traces: Table<TraceRow>,
     latency: Table<LatencyRow>,
     histograms: Table<HistogramRow>,
+    preemption_histograms: Table<HistogramRow>,
     explained: Option<(Table<FindingRow>, Table<StretchRow>)>,
 }
 
@@ -28,6 +29,8 @@ pub struct TraceRows {
     pub trace: Vec<TraceRow>,
     pub latency: Vec<LatencyRow>,
     pub histograms: Vec<HistogramRow>,
+    /// The buckets of the tasks' preemption waits (`preemption_histograms.parquet`).
+    pub preemption_histograms: Vec<HistogramRow>,
     pub findings: Vec<FindingRow>,
     pub stretches: Vec<StretchRow>,
 }
@@ -43,6 +46,7 @@ impl ParquetSet {
             traces: Table::create(&dir.join("traces.parquet"))?,
             latency: Table::create(&dir.join("latency.parquet"))?,
             histograms: Table::create(&dir.join("histograms.parquet"))?,
+            preemption_histograms: Table::create(&dir.join("preemption_histograms.parquet"))?,
             explained: if with_findings {
                 Some((
                     Table::create(&dir.join("findings.parquet"))?,
@@ -58,6 +62,8 @@ impl ParquetSet {
         self.traces.write(&rows.trace)?;
         self.latency.write(&rows.latency)?;
         self.histograms.write(&rows.histograms)?;
+        self.preemption_histograms
+            .write(&rows.preemption_histograms)?;
         if let Some((findings, stretches)) = &mut self.explained {
             findings.write(&rows.findings)?;
             stretches.write(&rows.stretches)?;
@@ -70,6 +76,7 @@ impl ParquetSet {
         self.traces.close()?;
         self.latency.close()?;
         self.histograms.close()?;
+        self.preemption_histograms.close()?;
         if let Some((findings, stretches)) = self.explained {
             findings.close()?;
             stretches.close()?;

@@ -3,6 +3,7 @@
 //! histogram bounds are integer nanoseconds so that buckets of different traces add up
 //! exactly. Counts are signed 64-bit, which every engine reads.
 
+use super::TraceRows;
 use crate::analyze::latency::{LatencyHistogram, TaskLatency};
 use crate::event::ns_to_us;
 use crate::fleet::identity::Identity;
@@ -160,14 +161,17 @@ pub fn trace_row(id: &Identity) -> TraceRow {
     }
 }
 
-/// The latency and histogram rows of a trace's tasks.
-pub fn latency_rows(id: &Identity, tasks: &[TaskLatency]) -> (Vec<LatencyRow>, Vec<HistogramRow>) {
-    let mut latency = Vec::with_capacity(tasks.len());
-    let mut histograms = Vec::new();
+/// A trace's rows of every table `latency` fills: its `traces` row, and per task its
+/// `latency` row and the buckets of its wake-up and preemption-wait histograms.
+pub fn task_rows(id: &Identity, tasks: &[TaskLatency]) -> TraceRows {
+    let mut rows = TraceRows {
+        trace: vec![trace_row(id)],
+        ..TraceRows::default()
+    };
     for t in tasks {
         let h = &t.hist;
         let (w, p) = (figures(h), figures(&t.preempted));
-        latency.push(LatencyRow {
+        rows.latency.push(LatencyRow {
             path: id.path.clone(),
             hash: id.hash.clone(),
             comm: t.comm.clone(),
@@ -192,18 +196,29 @@ pub fn latency_rows(id: &Identity, tasks: &[TaskLatency]) -> (Vec<LatencyRow>, V
             preemption_max_us: p.max_us,
             preemption_max_at_ts: p.max_at_ts,
         });
-        histograms.extend(h.buckets().into_iter().map(|b| HistogramRow {
-            path: id.path.clone(),
-            hash: id.hash.clone(),
-            comm: t.comm.clone(),
-            task: task_key(&t.comm).to_string(),
-            pid: i64::from(t.pid),
-            lower_ns: b.lower_ns as i64,
-            upper_ns: b.upper_ns as i64,
-            count: b.count as i64,
-        }));
+        rows.histograms.extend(bucket_rows(id, t, h));
+        rows.preemption_histograms
+            .extend(bucket_rows(id, t, &t.preempted));
     }
-    (latency, histograms)
+    rows
+}
+
+/// One `histograms` row per non-empty bucket of `h`, a histogram of task `t`.
+fn bucket_rows<'a>(
+    id: &'a Identity,
+    t: &'a TaskLatency,
+    h: &LatencyHistogram,
+) -> impl Iterator<Item = HistogramRow> + 'a {
+    h.buckets().into_iter().map(move |b| HistogramRow {
+        path: id.path.clone(),
+        hash: id.hash.clone(),
+        comm: t.comm.clone(),
+        task: task_key(&t.comm).to_string(),
+        pid: i64::from(t.pid),
+        lower_ns: b.lower_ns as i64,
+        upper_ns: b.upper_ns as i64,
+        count: b.count as i64,
+    })
 }
 
 /// The finding and stretch rows of an `rtsleuth.explain/1` document: the rows say what the
