@@ -287,10 +287,7 @@ impl Explain {
         else {
             return;
         };
-        if let Some(prio) = w.prio {
-            p.wake.ran_prio = prio;
-        }
-        let finding = self.explain(&p, p.due, w.cpu, w.run, RunAt::Wake(w.run_at), w.run);
+        let finding = self.explain_ended(&mut p, w);
         let (threshold, top) = (self.threshold_ns(), self.opts.top);
         let v = self.preempted.get_mut(&w.pid).expect("taken from above");
         v.wakeups += 1;
@@ -302,10 +299,7 @@ impl Explain {
         let Some(mut p) = self.victims.get_mut(&w.pid).and_then(|v| v.pending.take()) else {
             return;
         };
-        if let Some(prio) = w.prio {
-            p.wake.ran_prio = prio;
-        }
-        let finding = self.explain(&p, p.due, w.cpu, w.run, RunAt::Wake(w.run_at), w.run);
+        let finding = self.explain_ended(&mut p, w);
         let v = self
             .victims
             .get_mut(&w.pid)
@@ -315,6 +309,15 @@ impl Explain {
             pending: p,
             finding,
         });
+    }
+
+    /// Explains the wait `p` that the tracker ended as `w` (a wake-up or a preemption wait),
+    /// judged by the priority it was switched in with when the switch printed one.
+    fn explain_ended(&self, p: &mut Pending, w: &Wake) -> Finding {
+        if let Some(prio) = w.prio {
+            p.wake.ran_prio = prio;
+        }
+        self.explain(p, p.due, w.cpu, w.run, RunAt::Wake(w.run_at), w.run)
     }
 
     /// Explains `p` from its due time (or its wake-up) to `run`.

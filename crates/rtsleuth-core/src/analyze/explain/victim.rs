@@ -43,6 +43,15 @@ pub struct Spikes {
     pub max_ns: u64,
 }
 
+impl Spikes {
+    /// Counts `other`'s spikes in with these.
+    pub fn add(&mut self, other: Spikes) {
+        self.spikes += other.spikes;
+        self.total_ns = self.total_ns.saturating_add(other.total_ns);
+        self.max_ns = self.max_ns.max(other.max_ns);
+    }
+}
+
 pub type Aggregate = HashMap<(Cause, Option<Culprit>), Spikes>;
 
 /// Adds a finding's components to an aggregate, once per kind and culprit.
@@ -56,10 +65,11 @@ pub fn aggregate_into(agg: &mut Aggregate, f: &Finding) {
         }
     }
     for (key, ns) in per_key {
-        let s = agg.entry(key).or_default();
-        s.spikes += 1;
-        s.total_ns = s.total_ns.saturating_add(ns);
-        s.max_ns = s.max_ns.max(ns);
+        agg.entry(key).or_default().add(Spikes {
+            spikes: 1,
+            total_ns: ns,
+            max_ns: ns,
+        });
     }
 }
 
@@ -143,10 +153,7 @@ impl<'a> Target<'a> {
     /// Its spikes of both kinds, per kind and culprit, added to `into`.
     pub fn add_aggregate(self, into: &mut Aggregate) {
         for (k, s) in self.both().flat_map(|v| v.aggregate.iter()) {
-            let a = into.entry(*k).or_default();
-            a.spikes += s.spikes;
-            a.total_ns = a.total_ns.saturating_add(s.total_ns);
-            a.max_ns = a.max_ns.max(s.max_ns);
+            into.entry(*k).or_default().add(*s);
         }
     }
 }

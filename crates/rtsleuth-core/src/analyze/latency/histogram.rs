@@ -8,7 +8,7 @@
 //! counts microseconds: percentiles below 2 ms are then exact. The first sample with a finer
 //! part switches it to nanoseconds.
 
-use crate::event::Timestamp;
+use crate::event::{ns_to_us, ts_to_secs, Timestamp};
 use hdrhistogram::Histogram;
 
 /// Samples in `[lower_ns, upper_ns)`, counted together.
@@ -17,6 +17,20 @@ pub struct Bucket {
     pub lower_ns: u64,
     pub upper_ns: u64,
     pub count: u64,
+}
+
+/// What every report says of a distribution, in µs and trace-clock seconds; each `None` when
+/// nothing was measured (a 0 would read as "no latency").
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Figures {
+    pub count: u64,
+    pub avg_us: Option<f64>,
+    pub min_us: Option<f64>,
+    pub p50_us: Option<f64>,
+    pub p99_us: Option<f64>,
+    pub p999_us: Option<f64>,
+    pub max_us: Option<f64>,
+    pub max_at_ts: Option<f64>,
 }
 
 #[derive(Debug, Clone)]
@@ -51,6 +65,22 @@ impl Default for LatencyHistogram {
 }
 
 impl LatencyHistogram {
+    /// Its figures, as the reports print them.
+    pub fn figures(&self) -> Figures {
+        let measured = self.count > 0;
+        let us = |ns: u64| measured.then(|| ns_to_us(ns));
+        Figures {
+            count: self.count,
+            avg_us: measured.then(|| self.avg_ns() / 1e3),
+            min_us: self.min_ns().map(ns_to_us),
+            p50_us: us(self.percentile_ns(50.0)),
+            p99_us: us(self.percentile_ns(99.0)),
+            p999_us: us(self.percentile_ns(99.9)),
+            max_us: us(self.max_ns),
+            max_at_ts: measured.then(|| ts_to_secs(self.max_at)),
+        }
+    }
+
     /// A histogram of whole-microsecond samples, for tests.
     #[cfg(test)]
     pub(crate) fn of_us(us: &[u64]) -> Self {

@@ -20,7 +20,7 @@ mod preemption;
 mod report;
 mod timerlat;
 
-pub use histogram::{Bucket, LatencyHistogram};
+pub use histogram::{Bucket, Figures, LatencyHistogram};
 pub use per_task::TaskLatency;
 pub(crate) use report::hist_json;
 pub use report::SortKey;
@@ -166,11 +166,12 @@ impl Latency {
             .or_default()
             .record_for(lat, w.run, w.pid);
     }
-}
 
-impl Latency {
     /// A preemption wait ended: the task's distribution and its CPU's.
     fn preempted(&mut self, w: &Wake) {
+        if !self.cpu_selected(w.cpu) {
+            return;
+        }
         let ns = w.run - w.start;
         let t = self.tasks.entry(w.pid).or_default();
         t.preempted.record(ns, w.run);
@@ -204,10 +205,10 @@ impl EventSink for Latency {
                     next_prio,
                 } => self.switch(ts, cpu, prev, next, next_prio),
                 Step::End(w) => self.ran(&w),
-                Step::Preempted(w) if self.cpu_selected(w.cpu) => self.preempted(&w),
+                Step::Preempted(w) => self.preempted(&w),
                 Step::Redefined => self.redefine(),
                 Step::Impossible { cpus } => self.forget_runs(Some(&cpus)),
-                Step::Start { .. } | Step::Unmeasured { .. } | Step::Preempted(_) => {}
+                Step::Start { .. } | Step::Unmeasured { .. } => {}
             }
         }
         self.steps = steps;

@@ -31,17 +31,17 @@ impl Preemption {
     /// pid order.
     pub fn json(&self, rows: &[Row<'_>], names: &TaskNames) -> serde_json::Value {
         let tasks = waiting(rows).into_iter().map(|r| {
-            let h = &r.task.preempted;
+            let f = r.task.preempted.figures();
             serde_json::json!({
                 "comm": r.comm,
                 "pid": r.pid,
-                "count": h.count(),
-                "avg_us": h.avg_ns() / 1e3,
-                "p50_us": ns_to_us(h.percentile_ns(50.0)),
-                "p99_us": ns_to_us(h.percentile_ns(99.0)),
-                "p999_us": ns_to_us(h.percentile_ns(99.9)),
-                "max_us": ns_to_us(h.max_ns()),
-                "max_at_ts": ts_to_secs(h.max_at()),
+                "count": f.count,
+                "avg_us": f.avg_us,
+                "p50_us": f.p50_us,
+                "p99_us": f.p99_us,
+                "p999_us": f.p999_us,
+                "max_us": f.max_us,
+                "max_at_ts": f.max_at_ts,
             })
         });
         let per_cpu = self.per_cpu.iter().map(|(&cpu, h)| {

@@ -281,17 +281,16 @@ impl Latency {
 /// The distribution's figures; all null for a task that was never woken (a 0 would read as
 /// "no latency").
 pub(crate) fn hist_json(h: &LatencyHistogram) -> serde_json::Value {
-    let measured = h.count() > 0;
-    let us = |ns: u64| measured.then(|| ns_to_us(ns));
+    let f = h.figures();
     serde_json::json!({
-        "wakeups": h.count(),
-        "avg_us": measured.then(|| h.avg_ns() / 1e3),
-        "min_us": h.min_ns().map(ns_to_us),
-        "p50_us": us(h.percentile_ns(50.0)),
-        "p99_us": us(h.percentile_ns(99.0)),
-        "p999_us": us(h.percentile_ns(99.9)),
-        "max_us": us(h.max_ns()),
-        "max_at_ts": measured.then(|| ts_to_secs(h.max_at())),
+        "wakeups": f.count,
+        "avg_us": f.avg_us,
+        "min_us": f.min_us,
+        "p50_us": f.p50_us,
+        "p99_us": f.p99_us,
+        "p999_us": f.p999_us,
+        "max_us": f.max_us,
+        "max_at_ts": f.max_at_ts,
     })
 }
 

@@ -103,32 +103,6 @@ pub struct LatencyRow {
     pub preemption_max_at_ts: Option<f64>,
 }
 
-/// One distribution's figures, each null when nothing was measured (a 0 would read as "no
-/// latency").
-struct Figures {
-    count: i64,
-    avg_us: Option<f64>,
-    p50_us: Option<f64>,
-    p99_us: Option<f64>,
-    p999_us: Option<f64>,
-    max_us: Option<f64>,
-    max_at_ts: Option<f64>,
-}
-
-fn figures(h: &LatencyHistogram) -> Figures {
-    let measured = h.count() > 0;
-    let us = |ns: u64| measured.then(|| ns_to_us(ns));
-    Figures {
-        count: h.count() as i64,
-        avg_us: measured.then(|| h.avg_ns() / 1e3),
-        p50_us: us(h.percentile_ns(50.0)),
-        p99_us: us(h.percentile_ns(99.0)),
-        p999_us: us(h.percentile_ns(99.9)),
-        max_us: us(h.max_ns()),
-        max_at_ts: measured.then(|| crate::event::ts_to_secs(h.max_at())),
-    }
-}
-
 /// `histograms.parquet`: one row per non-empty bucket per task per trace. Sum `count` over
 /// any rows and take the lowest `lower_ns` at which the running count reaches the rank: the
 /// percentile of the union (module doc of `analyze/latency/histogram.rs` for the precision).
@@ -169,8 +143,7 @@ pub fn task_rows(id: &Identity, tasks: &[TaskLatency]) -> TraceRows {
         ..TraceRows::default()
     };
     for t in tasks {
-        let h = &t.hist;
-        let (w, p) = (figures(h), figures(&t.preempted));
+        let (w, p) = (t.hist.figures(), t.preempted.figures());
         rows.latency.push(LatencyRow {
             path: id.path.clone(),
             hash: id.hash.clone(),
@@ -180,15 +153,15 @@ pub fn task_rows(id: &Identity, tasks: &[TaskLatency]) -> TraceRows {
             prio: t.prio.map(i64::from),
             runtime_us: ns_to_us(t.runtime_ns),
             switches: t.switches as i64,
-            wakeups: w.count,
+            wakeups: w.count as i64,
             avg_us: w.avg_us,
-            min_us: h.min_ns().map(ns_to_us),
+            min_us: w.min_us,
             p50_us: w.p50_us,
             p99_us: w.p99_us,
             p999_us: w.p999_us,
             max_us: w.max_us,
             max_at_ts: w.max_at_ts,
-            preemption_waits: p.count,
+            preemption_waits: p.count as i64,
             preemption_avg_us: p.avg_us,
             preemption_p50_us: p.p50_us,
             preemption_p99_us: p.p99_us,
@@ -196,7 +169,7 @@ pub fn task_rows(id: &Identity, tasks: &[TaskLatency]) -> TraceRows {
             preemption_max_us: p.max_us,
             preemption_max_at_ts: p.max_at_ts,
         });
-        rows.histograms.extend(bucket_rows(id, t, h));
+        rows.histograms.extend(bucket_rows(id, t, &t.hist));
         rows.preemption_histograms
             .extend(bucket_rows(id, t, &t.preempted));
     }
