@@ -49,15 +49,22 @@ impl std::str::FromStr for Policy {
 
 /// Pins the calling thread to one CPU.
 pub fn pin_current_thread(cpu: usize) -> Result<(), LiveError> {
+    pin_current_thread_to(&[cpu])
+}
+
+/// Lets the calling thread (and the threads it starts later) run only on `cpus`.
+pub fn pin_current_thread_to(cpus: &[usize]) -> Result<(), LiveError> {
     // SAFETY: cpu_set_t is plain data; CPU_SET stays inside it for cpu < CPU_SETSIZE, checked.
     unsafe {
-        if cpu >= libc::CPU_SETSIZE as usize {
-            return Err(LiveError::Invalid(format!(
-                "CPU {cpu} is beyond CPU_SETSIZE"
-            )));
-        }
         let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
+        for &cpu in cpus {
+            if cpu >= libc::CPU_SETSIZE as usize {
+                return Err(LiveError::Invalid(format!(
+                    "CPU {cpu} is beyond CPU_SETSIZE"
+                )));
+            }
+            libc::CPU_SET(cpu, &mut set);
+        }
         if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
             return Err(LiveError::last_os("sched_setaffinity"));
         }

@@ -38,6 +38,11 @@ impl Interrupt {
         self.flag.load(Ordering::Relaxed)
     }
 
+    /// Raises the flag as a signal would: a helper thread that failed ends the run this way.
+    pub fn raise(&self) {
+        self.flag.store(true, Ordering::Relaxed);
+    }
+
     /// The flag itself, for threads that must stop when a signal arrives.
     pub fn flag(&self) -> Arc<AtomicBool> {
         Arc::clone(&self.flag)

@@ -2,13 +2,14 @@
 //! wiring; the engine is `rtsleuth_live::measure`.
 
 use crate::emit;
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::{ArgAction, Args};
 use rtsleuth_live::cpus::CpuList;
 use rtsleuth_live::duration::parse_duration;
 use rtsleuth_live::measure::break_trace::BreakTrace;
 use rtsleuth_live::measure::progress::LiveView;
-use rtsleuth_live::measure::{self, Hooks, MeasureOptions, OnBreak};
+use rtsleuth_live::measure::soak::SoakOptions;
+use rtsleuth_live::measure::{self, Hooks, MeasureOptions, OnSpike};
 use rtsleuth_live::sched::Policy;
 use rtsleuth_live::signals::Interrupt;
 use std::io::IsTerminal;
@@ -58,19 +59,24 @@ pub struct MeasureArgs {
         value_name = "US"
     )]
     brk: Option<u64>,
+    /// Go on measuring and explain every wake-up later than this many us while the run lasts
+    /// (a soak): each spike's trace is captured and explained on the side, one line per spike
+    /// in DIR/findings.jsonl, the worst --keep traces kept as DIR/spike-N.dat.
+    #[arg(long, value_name = "US", conflicts_with = "brk")]
+    explain_every: Option<u64>,
+    /// With --explain-every: how many of the worst spikes' traces stay on disk.
+    #[arg(long, value_name = "N", default_value_t = 10, requires = "explain_every")]
+    keep: usize,
     /// With --break: only stop at the spike, without tracing it.
     #[arg(long, requires = "brk")]
     no_trace: bool,
-    /// With --break: where the trace of the spike is saved (DIR/trace.dat).
-    #[arg(
-        long,
-        value_name = "DIR",
-        default_value = "rtsleuth-break",
-        requires = "brk"
-    )]
-    out: PathBuf,
-    /// With --break: ring-buffer size per CPU in KiB for the trace (default: the kernel's).
-    #[arg(long, value_name = "KB", requires = "brk")]
+    /// Where the traces go: --break's DIR/trace.dat (default rtsleuth-break), --explain-every's
+    /// findings and kept traces (default rtsleuth-soak).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// With --break or --explain-every: ring-buffer size per CPU in KiB for the trace
+    /// (default: the kernel's).
+    #[arg(long, value_name = "KB")]
     buffer_kb: Option<u64>,
     /// Print a histogram of wake-ups per us of latency up to US (default 1000), with the
     /// overflows, as cyclictest's -h.
@@ -107,35 +113,56 @@ pub fn run(args: MeasureArgs) -> Result<()> {
         duration: args.duration,
         loops: args.loops,
         break_us: args.brk,
+        spike_us: args.explain_every,
         hist_us: args.hist,
     };
     // Refuse bad settings before tracefs is touched.
     opts.plan()?;
+    let traced = (opts.break_us.is_some() && !args.no_trace) || opts.spike_us.is_some();
+    if !traced && (args.out.is_some() || args.buffer_kb.is_some()) {
+        bail!("--out and --buffer-kb are for a traced run: give --break or --explain-every");
+    }
     let interrupt = Interrupt::catch()?;
+    let mut view = LiveView::new(std::io::stderr());
+    let mut draw = |views: &[_], below: &[String]| {
+        // The live view is a courtesy: a closed terminal must not end the measurement.
+        let _ = view.draw(views, below);
+    };
+    let live = !args.quiet && std::io::stderr().is_terminal();
+    if opts.spike_us.is_some() {
+        let soak = SoakOptions {
+            out: args.out.unwrap_or_else(|| "rtsleuth-soak".into()),
+            keep: args.keep,
+            buffer_kb: args.buffer_kb,
+        };
+        let progress = if live { Some(&mut draw as _) } else { None };
+        let (outcome, soaked) = measure::soak::run(&opts, &soak, &interrupt, progress)?;
+        let mut doc = measure::report::document(&opts, &outcome);
+        doc.json["spikes"] = soaked.json();
+        doc.blocks.extend(soaked.blocks());
+        doc.warnings.extend(soaked.notes.iter().cloned());
+        return emit(&doc, args.json, false);
+    }
     let tracer = match opts.break_us {
         Some(_) if !args.no_trace => Some(
             BreakTrace::arm(&opts.cpus, args.buffer_kb).context("setting up the break trace")?,
         ),
         _ => None,
     };
-    let mut view = LiveView::new(std::io::stderr());
-    let mut draw = |views: &[_]| {
-        // The live view is a courtesy: a closed terminal must not end the measurement.
-        let _ = view.draw(views);
-    };
-    let live = !args.quiet && std::io::stderr().is_terminal();
+    let mut draw_threads = |views: &[_]| draw(views, &[]);
     let hooks = Hooks {
-        on_break: tracer.as_ref().map(|t| t as &dyn OnBreak),
+        on_spike: tracer.as_ref().map(|t| t as &dyn OnSpike),
         interrupt: Some(&interrupt),
-        progress: if live { Some(&mut draw) } else { None },
+        progress: if live { Some(&mut draw_threads) } else { None },
     };
     let outcome = measure::run(&opts, hooks)?;
     let mut doc = measure::report::document(&opts, &outcome);
     if let Some(tracer) = tracer {
         doc.warnings.extend(tracer.notes().iter().cloned());
         if let Some(event) = &outcome.brk {
+            let out = args.out.unwrap_or_else(|| "rtsleuth-break".into());
             let saved = tracer
-                .save(&args.out, event)
+                .save(&out, event)
                 .context("saving the break trace")?;
             saved.attach(&mut doc);
         }

@@ -11,7 +11,7 @@ use common::{golden, rtsleuth, run};
 use rtsleuth_core::report::{Exporter, JsonExporter, TextExporter};
 use rtsleuth_live::measure::summary::{ThreadSummary, UsHistogram};
 use rtsleuth_live::measure::{
-    self, BreakEvent, Ending, Hooks, MeasureOptions, Outcome, ThreadPlan, ThreadResult,
+    self, Spike, Ending, Hooks, MeasureOptions, Outcome, ThreadPlan, ThreadResult,
 };
 use rtsleuth_live::sched::Policy;
 use serde_json::Value;
@@ -54,7 +54,7 @@ fn synthetic() -> (MeasureOptions, Outcome) {
             overflows: 0,
         }),
     };
-    let brk = BreakEvent {
+    let brk = Spike {
         thread: 1,
         cpu: 1,
         tid: 1002,

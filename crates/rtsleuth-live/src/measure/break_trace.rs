@@ -7,19 +7,19 @@
 //! poll later. Only then are the pages read out, written as trace.dat and handed to `explain`,
 //! narrowed to the thread that broke.
 
-use super::thread::{BreakEvent, OnBreak};
+use super::thread::{Spike, OnSpike};
 use crate::cpus::CpuList;
-use crate::record::{spool_dir, Armed, BufferOptions, RawCapture};
+use crate::record::{Armed, BufferOptions};
 use crate::tracefs::SpikeStop;
 use crate::LiveError;
-use rtsleuth_core::analyze::explain::{Explain, ExplainOptions};
+use rtsleuth_core::analyze::explain::{CauseTotal, Explain, ExplainOptions};
 use rtsleuth_core::input::Input;
 use rtsleuth_core::report::{Block, Document};
 use std::path::{Path, PathBuf};
 
 /// The events `explain` needs, in a private instance, on the `mono` clock: CLOCK_MONOTONIC,
 /// the clock the measuring threads sleep on, so trace and measurement times compare directly.
-fn buffer_options(cpus: &CpuList, buffer_kb: Option<u64>) -> BufferOptions {
+pub(super) fn buffer_options(cpus: &CpuList, buffer_kb: Option<u64>) -> BufferOptions {
     BufferOptions {
         events: vec!["latency".to_owned()],
         cpus: Some(cpus.clone()),
@@ -61,19 +61,16 @@ impl BreakTrace {
     }
 
     /// Saves the buffer to `dir/trace.dat`, restores tracefs, and explains `event`'s thread.
-    pub fn save(self, dir: &Path, event: &BreakEvent) -> Result<SavedBreak, LiveError> {
+    pub fn save(self, dir: &Path, event: &Spike) -> Result<SavedBreak, LiveError> {
         let BreakTrace { stop, mut armed } = self;
         drop(stop);
         armed.session.tracing_on(false)?;
         std::fs::create_dir_all(dir).map_err(|e| LiveError::file(dir, e))?;
         let path = dir.join("trace.dat");
-        let spool = spool_dir(&path)?;
-        let capture =
-            RawCapture::start(armed.session.dir(), &armed.cpus, spool.path())?.finish()?;
-        armed.write(&capture, &path)?;
+        let capture = armed.read_out(&path)?;
         let Armed { session, .. } = armed;
         let notes = session.restore()?;
-        let explanation = explain(&path, event.tid)?;
+        let (explanation, _) = explain(&path, event.tid)?;
         Ok(SavedBreak {
             path,
             lost_events: capture.lost_events(),
@@ -83,8 +80,9 @@ impl BreakTrace {
     }
 }
 
-/// `explain` on the saved trace, for the thread that broke: its tracemark is the spike.
-fn explain(path: &Path, tid: i32) -> Result<Document, LiveError> {
+/// `explain` on a saved trace, for the thread that saw the spike (its tracemark is the
+/// spike): the report of its worst wake-up and that wake-up's causes.
+pub(super) fn explain(path: &Path, tid: i32) -> Result<(Document, Vec<CauseTotal>), LiveError> {
     let mut explain = Explain::new(ExplainOptions {
         pids: vec![tid],
         top: 1,
@@ -92,12 +90,13 @@ fn explain(path: &Path, tid: i32) -> Result<Document, LiveError> {
     });
     let input = Input::open(&path.to_string_lossy())?;
     let info = rtsleuth_core::read::read(input, &mut explain)?;
-    Ok(explain.document(&info))
+    let causes = explain.causes();
+    Ok((explain.document(&info), causes))
 }
 
 /// What the breaking thread calls: the mark, then recording off.
-impl OnBreak for BreakTrace {
-    fn on_break(&self, event: &BreakEvent) {
+impl OnSpike for BreakTrace {
+    fn on_spike(&self, event: &Spike) {
         self.stop
             .mark_and_stop(event.latency_ns / 1000, event.threshold_ns / 1000);
     }

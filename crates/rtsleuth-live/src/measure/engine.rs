@@ -5,7 +5,7 @@
 use super::options::MeasureOptions;
 use super::progress::ThreadView;
 use super::summary::LiveStats;
-use super::thread::{measure, BreakEvent, OnBreak, Shared, ThreadResult};
+use super::thread::{measure, Spike, OnSpike, Shared, ThreadResult};
 use crate::cpus::CpuList;
 use crate::dma_latency::DmaLatency;
 use crate::signals::Interrupt;
@@ -46,7 +46,7 @@ impl Ending {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Outcome {
     pub threads: Vec<ThreadResult>,
-    pub brk: Option<BreakEvent>,
+    pub brk: Option<Spike>,
     pub ended: Ending,
     pub elapsed: Duration,
 }
@@ -57,8 +57,8 @@ pub type Progress<'a> = &'a mut dyn FnMut(&[ThreadView]);
 /// Optional callers' hooks into a run.
 #[derive(Default)]
 pub struct Hooks<'a> {
-    /// Called once from the thread that breaks (see [`OnBreak`]).
-    pub on_break: Option<&'a dyn OnBreak>,
+    /// Called from the thread that saw a spike (see [`OnSpike`]).
+    pub on_spike: Option<&'a dyn OnSpike>,
     /// Ends the run cleanly when a signal arrives.
     pub interrupt: Option<&'a Interrupt>,
     /// Called about every 100 ms with each thread's running numbers.
@@ -76,8 +76,9 @@ pub fn run(opts: &MeasureOptions, hooks: Hooks<'_>) -> Result<Outcome, LiveError
     let shared = Shared {
         stop: &stop,
         broke: &broke,
-        break_ns: opts.break_us.map(|us| us * 1000),
-        on_break: hooks.on_break,
+        spike_ns: opts.break_us.or(opts.spike_us).map(|us| us * 1000),
+        stop_at_spike: opts.break_us.is_some(),
+        on_spike: hooks.on_spike,
         duration_ns: opts.duration.map(|d| d.as_nanos() as u64),
         loops: opts.loops,
         hist_us: opts.hist_us,

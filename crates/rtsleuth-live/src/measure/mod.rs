@@ -4,10 +4,11 @@
 //! first wake-up above a threshold.
 //!
 //! [`engine::run`] does a run; [`report::document`] renders it. The break hook
-//! ([`thread::OnBreak`]) runs in the measuring thread that broke, before any other thread is
+//! ([`thread::OnSpike`]) runs in the measuring thread that broke, before any other thread is
 //! stopped, so a caller can stop tracing with the spike at the end of the buffer.
 
 pub mod break_trace;
+pub mod soak;
 pub mod deadline;
 pub mod engine;
 pub mod options;
@@ -18,4 +19,4 @@ pub mod thread;
 
 pub use engine::{run, Ending, Hooks, Outcome};
 pub use options::{MeasureOptions, ThreadPlan};
-pub use thread::{BreakEvent, OnBreak, ThreadResult};
+pub use thread::{Spike, OnSpike, ThreadResult};

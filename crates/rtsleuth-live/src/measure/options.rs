@@ -35,6 +35,8 @@ pub struct MeasureOptions {
     pub loops: Option<u64>,
     /// Stop everything at the first wake-up later than this (cyclictest's `-b`).
     pub break_us: Option<u64>,
+    /// Hand each wake-up later than this to the spike hook and go on (`--explain-every`).
+    pub spike_us: Option<u64>,
     /// Keep a per-microsecond histogram up to this many microseconds (cyclictest's `-h`).
     pub hist_us: Option<usize>,
 }
@@ -54,6 +56,7 @@ impl MeasureOptions {
             duration: None,
             loops: None,
             break_us: None,
+            spike_us: None,
             hist_us: None,
         }
     }
@@ -88,6 +91,9 @@ impl MeasureOptions {
         }
         if self.duration == Some(Duration::ZERO) {
             return invalid("--duration must be longer than 0".into());
+        }
+        if self.break_us.is_some() && self.spike_us.is_some() {
+            return invalid("--break stops at the first spike and --explain-every goes on: give one".into());
         }
         if let Some(n) = self.hist_us {
             if n == 0 || n > MAX_HIST_US {

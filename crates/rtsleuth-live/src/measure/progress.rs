@@ -73,15 +73,24 @@ impl<W: Write> LiveView<W> {
         LiveView { out, drawn: 0 }
     }
 
-    pub fn draw(&mut self, views: &[ThreadView]) -> io::Result<()> {
+    /// Draws a line per thread, then `below` (a soak's spike counts and causes).
+    pub fn draw(&mut self, views: &[ThreadView], below: &[String]) -> io::Result<()> {
         if self.drawn > 0 {
             write!(self.out, "\x1b[{}A", self.drawn)?;
         }
-        for v in views {
+        let lines = views.iter().map(ThreadView::line).chain(below.iter().cloned());
+        let mut drawn = 0;
+        for line in lines {
             // Erase to the end of the line: a shorter line must not leave the old one's tail.
-            writeln!(self.out, "{}\x1b[K", v.line())?;
+            writeln!(self.out, "{line}\x1b[K")?;
+            drawn += 1;
         }
-        self.drawn = views.len();
+        // Fewer lines than last time: erase what is left of the old drawing.
+        for _ in drawn..self.drawn {
+            writeln!(self.out, "\x1b[K")?;
+            drawn += 1;
+        }
+        self.drawn = drawn;
         self.out.flush()
     }
 }
@@ -118,11 +127,25 @@ mod tests {
     fn redraws_over_the_previous_lines() {
         let mut out = Vec::new();
         let mut live = LiveView::new(&mut out);
-        live.draw(&[view(), view()]).unwrap();
-        live.draw(&[view(), view()]).unwrap();
+        live.draw(&[view(), view()], &[]).unwrap();
+        live.draw(&[view(), view()], &[]).unwrap();
         let text = String::from_utf8(out).unwrap();
         let line = format!("{}\x1b[K\n", view().line());
         assert_eq!(text, format!("{line}{line}\x1b[2A{line}{line}"));
+    }
+
+    #[test]
+    fn lines_below_the_threads_grow_and_shrink() {
+        let mut out = Vec::new();
+        let mut live = LiveView::new(&mut out);
+        live.draw(&[view()], &["a".into(), "b".into()]).unwrap();
+        live.draw(&[view()], &["c".into()]).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let line = format!("{}\x1b[K\n", view().line());
+        assert_eq!(
+            text,
+            format!("{line}a\x1b[K\nb\x1b[K\n\x1b[3A{line}c\x1b[K\n\x1b[K\n")
+        );
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use super::engine::{Ending, Outcome};
 use super::options::MeasureOptions;
-use super::thread::{BreakEvent, ThreadResult};
+use super::thread::{Spike, ThreadResult};
 use rtsleuth_core::event::ns_to_us as us;
 use rtsleuth_core::report::{fmt_us, Align, Block, Document, Table};
 use serde_json::{json, Value};
@@ -99,7 +99,7 @@ fn thread_json(t: &ThreadResult) -> Value {
     v
 }
 
-fn break_json(b: &BreakEvent) -> Value {
+fn break_json(b: &Spike) -> Value {
     json!({
         "thread": b.thread,
         "cpu": b.cpu,
@@ -193,7 +193,7 @@ fn latency_table(threads: &[ThreadResult]) -> Table {
     t
 }
 
-fn break_line(b: &BreakEvent) -> String {
+fn break_line(b: &Spike) -> String {
     format!(
         "thread {} (tid {}, CPU{}) woke {} us late, above the {} us threshold, at its wake-up \
          {}; all threads stopped",

@@ -9,9 +9,10 @@ use crate::sched::{current_tid, pin_current_thread, set_current_thread_policy};
 use crate::LiveError;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// The first wake-up of the run later than the `--break` threshold.
+/// A wake-up later than the threshold: with `--break` the first of the run, with
+/// `--explain-every` each one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BreakEvent {
+pub struct Spike {
     /// The thread's position (cyclictest's `T:` number).
     pub thread: usize,
     pub cpu: usize,
@@ -26,14 +27,16 @@ pub struct BreakEvent {
     pub woke_ns: u64,
 }
 
-/// Called once, from the measuring thread that broke, before the others are stopped: the
-/// place to stop tracing while the trace still ends at the spike.
-pub trait OnBreak: Sync {
-    fn on_break(&self, event: &BreakEvent);
+/// Called from the measuring thread that saw the spike, right after its clock read (with
+/// `--break` once, before the others are stopped): the place to stop tracing while the trace
+/// still ends at the spike. It runs on a real-time thread between two wake-ups, so it must
+/// not block.
+pub trait OnSpike: Sync {
+    fn on_spike(&self, event: &Spike);
 }
 
-impl<F: Fn(&BreakEvent) + Sync> OnBreak for F {
-    fn on_break(&self, event: &BreakEvent) {
+impl<F: Fn(&Spike) + Sync> OnSpike for F {
+    fn on_spike(&self, event: &Spike) {
         self(event)
     }
 }
@@ -44,8 +47,11 @@ pub struct Shared<'a> {
     pub stop: &'a AtomicBool,
     /// Set by the one thread that breaks, so that only one does.
     pub broke: &'a AtomicBool,
-    pub break_ns: Option<u64>,
-    pub on_break: Option<&'a dyn OnBreak>,
+    /// Wake-ups later than this are spikes.
+    pub spike_ns: Option<u64>,
+    /// Whether the first spike ends the run (`--break`) or each is handed on.
+    pub stop_at_spike: bool,
+    pub on_spike: Option<&'a dyn OnSpike>,
     /// Each thread's end: after this long or this many wake-ups.
     pub duration_ns: Option<u64>,
     pub loops: Option<u64>,
@@ -62,7 +68,7 @@ pub struct ThreadResult {
     pub policy: &'static str,
     pub prio: i32,
     pub summary: ThreadSummary,
-    pub brk: Option<BreakEvent>,
+    pub brk: Option<Spike>,
 }
 
 /// Sets the thread up as planned and measures until the run ends.
@@ -89,20 +95,24 @@ pub fn measure(
         let woke = mono();
         let wake = deadline.woke(woke);
         let cycle = recorder.record(wake);
-        if let Some(threshold_ns) = shared.break_ns {
-            if wake.latency_ns > threshold_ns && !shared.broke.swap(true, Ordering::AcqRel) {
-                let event = BreakEvent {
-                    thread: plan.index,
-                    cpu: plan.cpu,
-                    tid,
-                    latency_ns: wake.latency_ns,
-                    threshold_ns,
-                    cycle,
-                    expected_ns: expected,
-                    woke_ns: woke,
-                };
-                if let Some(hook) = shared.on_break {
-                    hook.on_break(&event);
+        if let Some(threshold_ns) = shared.spike_ns.filter(|&t| wake.latency_ns > t) {
+            let event = Spike {
+                thread: plan.index,
+                cpu: plan.cpu,
+                tid,
+                latency_ns: wake.latency_ns,
+                threshold_ns,
+                cycle,
+                expected_ns: expected,
+                woke_ns: woke,
+            };
+            if !shared.stop_at_spike {
+                if let Some(hook) = shared.on_spike {
+                    hook.on_spike(&event);
+                }
+            } else if !shared.broke.swap(true, Ordering::AcqRel) {
+                if let Some(hook) = shared.on_spike {
+                    hook.on_spike(&event);
                 }
                 shared.stop.store(true, Ordering::Relaxed);
                 brk = Some(event);

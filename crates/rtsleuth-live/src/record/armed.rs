@@ -1,7 +1,7 @@
 //! A buffer configured for latency work, and the file it becomes: the steps `record` and
 //! `measure --break` share.
 
-use super::{write_tracedat, Capture, TraceMeta};
+use super::{write_tracedat, Capture, RawCapture, TraceMeta};
 use crate::cpus::CpuList;
 use crate::tracefs::{remove_stale_instances, AvailableEvents, Buffer, Session, Tracefs};
 use crate::LiveError;
@@ -82,11 +82,29 @@ impl Armed {
         })
     }
 
+    /// Reads the buffer out, recording already stopped, and writes it to `out` as trace.dat.
+    pub fn read_out(&self, out: &Path) -> Result<Capture, LiveError> {
+        let spool = spool_dir(out)?;
+        let capture = self.drain(spool.path())?;
+        self.write(&capture, out)?;
+        Ok(capture)
+    }
+
+    /// Copies the buffer's pages, recording already stopped, into `spool`: the part of a
+    /// read-out that must happen before recording starts again.
+    pub fn drain(&self, spool: &Path) -> Result<Capture, LiveError> {
+        RawCapture::start(self.session.dir(), &self.cpus, spool)?.finish()
+    }
+
     /// Writes a finished capture of this buffer to `out` as trace.dat; returns its size.
     /// Must run before the session restores: restoring can shrink the saved comms.
     pub fn write(&self, capture: &Capture, out: &Path) -> Result<u64, LiveError> {
-        let meta = TraceMeta::gather(self.session.root(), self.session.dir())?;
-        write_tracedat(out, &meta, capture)
+        write_tracedat(out, &self.meta()?, capture)
+    }
+
+    /// What a trace.dat of this buffer holds besides its pages (formats, symbols, comms).
+    pub fn meta(&self) -> Result<TraceMeta, LiveError> {
+        TraceMeta::gather(self.session.root(), self.session.dir())
     }
 }
 

@@ -80,6 +80,15 @@ impl TraceMeta {
     }
 }
 
+impl TraceMeta {
+    /// Reads the comm table again: a long-lived buffer (a soak's) keeps everything else it
+    /// gathered once, and only the tasks change from one capture to the next.
+    pub fn refresh_comms(&mut self, tracefs_root: &Path) -> Result<(), LiveError> {
+        self.saved_cmdlines = read(&tracefs_root.join("saved_cmdlines"))?;
+        Ok(())
+    }
+}
+
 fn read(path: &Path) -> Result<Vec<u8>, LiveError> {
     std::fs::read(path).map_err(|e| LiveError::file(path, e))
 }

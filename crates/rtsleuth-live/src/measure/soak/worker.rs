@@ -1,0 +1,185 @@
+//! The soak's worker: for each spike the gate let through, read the stopped buffer out,
+//! start recording again at once, then explain the capture while measurement goes on, write
+//! its line and keep the file if it is among the worst.
+
+use super::kept::KeptTraces;
+use super::line::{spike_line, Capture, Explained};
+use super::recorder::FlightRecorder;
+use super::tally::Tally;
+use crate::clock::mono;
+use crate::measure::break_trace::explain;
+use crate::measure::thread::Spike;
+use crate::record::{spool_dir, write_tracedat, Armed, TraceMeta};
+use crate::LiveError;
+use serde_json::Value;
+use std::fs::File;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
+
+/// How often an idle worker looks whether the run is over.
+const IDLE: Duration = Duration::from_millis(100);
+
+/// How far the finding's due time may lie from the deadline the thread slept to and still be
+/// that wake-up: a timer's due time is the deadline itself on the `mono` clock, a mark's is a
+/// switch-in minus the thread's own figure (a few µs off); the thread's next deadline is at
+/// least 50 µs away.
+const SAME_WAKEUP_NS: u64 = 20_000;
+
+pub struct Worker<'a> {
+    armed: &'a mut Armed,
+    /// Gathered once (reading `/proc/kallsyms` costs milliseconds of kernel time); only the
+    /// comms are read again for each capture.
+    meta: TraceMeta,
+    spikes: Receiver<Spike>,
+    dir: PathBuf,
+    findings: File,
+    kept: KeptTraces,
+    captures: u64,
+}
+
+/// Where a worker's files go and how many traces it keeps.
+pub struct WorkerFiles {
+    pub dir: PathBuf,
+    pub findings: File,
+    pub keep: usize,
+}
+
+impl<'a> Worker<'a> {
+    pub fn new(
+        armed: &'a mut Armed,
+        spikes: Receiver<Spike>,
+        files: WorkerFiles,
+    ) -> Result<Worker<'a>, LiveError> {
+        Ok(Worker {
+            meta: armed.meta()?,
+            armed,
+            spikes,
+            dir: files.dir,
+            findings: files.findings,
+            kept: KeptTraces::new(files.keep),
+            captures: 0,
+        })
+    }
+
+    /// Serves spikes until `done` (the measurement ended) and none is left; returns the
+    /// traces kept, worst first.
+    pub fn run(
+        mut self,
+        recorder: &FlightRecorder,
+        tally: &Mutex<Tally>,
+        done: &AtomicBool,
+    ) -> Result<Vec<(u64, u64, PathBuf)>, LiveError> {
+        loop {
+            match self.spikes.recv_timeout(IDLE) {
+                Ok(spike) => self.serve(&spike, recorder, tally)?,
+                Err(RecvTimeoutError::Timeout) if done.load(Ordering::Acquire) => break,
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        // A spike handed over just before the threads stopped is still captured.
+        while let Ok(spike) = self.spikes.try_recv() {
+            self.serve(&spike, recorder, tally)?;
+        }
+        Ok(self.kept.worst_first())
+    }
+
+    fn serve(
+        &mut self,
+        spike: &Spike,
+        recorder: &FlightRecorder,
+        tally: &Mutex<Tally>,
+    ) -> Result<(), LiveError> {
+        let wall = SystemTime::now() - Duration::from_nanos(mono().saturating_sub(spike.woke_ns));
+        self.captures += 1;
+        let n = self.captures;
+        let path = self.dir.join(format!("spike-{n:06}.dat"));
+        // Only the pages are read with recording off; the file (formats, symbols, comms) is
+        // written after it is on again.
+        let spool = spool_dir(&path)?;
+        let capture = self.armed.drain(spool.path())?;
+        self.armed.session.clear_buffer()?;
+        self.armed.session.tracing_on(true)?;
+        recorder.reopen();
+        let blind_ns = mono().saturating_sub(spike.woke_ns);
+        self.meta.refresh_comms(self.armed.session.root())?;
+        write_tracedat(&path, &self.meta, &capture)?;
+        drop(spool);
+        // A capture explain cannot read is one unexplained spike, not the end of the night.
+        let report = explain(&path, spike.tid);
+        let explained = match &report {
+            Ok((doc, causes)) => {
+                let finding = the_spike(&doc.json, spike);
+                Explained {
+                    causes: if finding.is_ok() { causes } else { &[] },
+                    finding,
+                    warnings: &doc.warnings,
+                }
+            }
+            Err(e) => Explained {
+                finding: Err(format!("explain could not read the capture: {e}")),
+                causes: &[],
+                warnings: &[],
+            },
+        };
+        let kept = self.kept.offer(n, spike.latency_ns, path.clone())?;
+        let at = Capture {
+            n,
+            wall,
+            blind_ns,
+            trace_file: kept.then_some(&path),
+        };
+        let line = spike_line(spike, &at, &explained);
+        self.write_line(&line)?;
+        let mut tally = tally.lock().unwrap_or_else(|e| e.into_inner());
+        tally.blind_ns += blind_ns;
+        match explained.finding {
+            Ok(_) => tally.explained(explained.causes),
+            Err(_) => tally.unexplained(),
+        }
+        Ok(())
+    }
+
+    /// One whole line per write(2), so a reader never sees half of one.
+    fn write_line(&mut self, line: &Value) -> Result<(), LiveError> {
+        let mut text = line.to_string();
+        text.push('\n');
+        let path = self.dir.join("findings.jsonl");
+        self.findings
+            .write_all(text.as_bytes())
+            .map_err(|e| LiveError::file(&path, e))
+    }
+}
+
+/// The finding of the capture that is the spike: the thread's worst wake-up in it, due at
+/// the deadline the thread slept to.
+fn the_spike<'a>(doc: &'a Value, spike: &Spike) -> Result<&'a Value, String> {
+    let Some(f) = doc["findings"].get(0) else {
+        return Err(format!(
+            "the capture holds no wake-up of tid {} to explain",
+            spike.tid
+        ));
+    };
+    let due_ns = f["expected_ts"].as_f64().map(|s| (s * 1e9).round() as u64);
+    match due_ns {
+        Some(due) if due.abs_diff(spike.expected_ns) <= SAME_WAKEUP_NS => Ok(f),
+        Some(due) => Err(format!(
+            "the worst wake-up of tid {} in the capture was due at {}, not at the spike's deadline {}",
+            spike.tid,
+            seconds(due),
+            seconds(spike.expected_ns)
+        )),
+        None => Err(format!(
+            "explain found tid {}'s worst wake-up without a due time",
+            spike.tid
+        )),
+    }
+}
+
+fn seconds(ns: u64) -> String {
+    format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000)
+}
