@@ -8,7 +8,7 @@
 # end the run's spike counts and its three largest causes.
 #
 # Needs root and gcc. Env: SECS (3600), CPU (0), THRESHOLD_US (1000), BURST_US (1800),
-# PERIOD_MS (3000), KEEP (10), SAMPLE (60), OUT (a temporary directory, removed at the end
+# PERIOD_MS (3000), DRIFT_US (0), KEEP (10), SAMPLE (60), OUT (a temporary directory, removed at the end
 # unless given), RTSLEUTH (target/release/rtsleuth, built if absent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,7 +35,7 @@ cleanup() {
 trap cleanup EXIT INT TERM
 gcc -O2 -Wall -o "$work/fifo_burst" lab/fifo_burst/fifo_burst.c
 "$work/fifo_burst" --cpu "$CPU" --prio 90 --burst-us "$BURST_US" --period-ms "$PERIOD_MS" \
-    --duration-s $((SECS + 5)) > /dev/null &
+    --drift-us "${DRIFT_US:-0}" --duration-s $((SECS + 5)) > /dev/null &
 burst=$!
 "$RTSLEUTH" measure -a "$CPU" -p 80 -D "$SECS" -q --json --explain-every "$THRESHOLD_US" \
     --keep "$KEEP" --out "$OUT" > "$work/soak.json" &

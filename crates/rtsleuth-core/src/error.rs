@@ -71,6 +71,10 @@ pub enum Error {
     #[error("{path}: its timestamps are raw counts of {clock}, not time, and the file gives no conversion to nanoseconds, so no latency can be measured from them (`rtsleuth stats` still reads it). Record with a trace clock that counts time (`trace-cmd record -C mono` or `-C global`; `echo mono > /sys/kernel/tracing/trace_clock`), or record x86-tsc with trace-cmd and keep the tsc2nsec conversion it stores in the trace.dat")]
     CounterClock { path: String, clock: String },
 
+    /// A line of a soak's findings file that is not what `measure --explain-every` writes.
+    #[error("{path}:{line}: {why}")]
+    SpikeLine { path: String, line: u64, why: String },
+
     #[error("drawing {what}: {cause}")]
     Chart { what: String, cause: String },
 

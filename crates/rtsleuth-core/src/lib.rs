@@ -15,6 +15,7 @@ pub mod input;
 pub mod progress;
 pub mod read;
 pub mod report;
+pub mod soak;
 pub mod ring_buffer;
 pub mod validity;
 

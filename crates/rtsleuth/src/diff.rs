@@ -12,8 +12,9 @@ pub const GATE_FAILED: u8 = 3;
 
 #[derive(Args)]
 pub struct DiffArgs {
-    /// The reference run: a trace (any format `explain` reads), or the --json of `explain
-    /// --threshold`, `latency` or `measure`.
+    /// The reference run: a trace (any format `explain` reads), the --json of `explain
+    /// --threshold`, `latency` or `measure`, or a soak's findings file (measure
+    /// --explain-every's DIR/findings.jsonl).
     base: String,
     /// The run to judge against BASE, likewise.
     new: String,

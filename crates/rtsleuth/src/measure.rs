@@ -8,7 +8,8 @@ use rtsleuth_live::cpus::CpuList;
 use rtsleuth_live::duration::parse_duration;
 use rtsleuth_live::measure::break_trace::BreakTrace;
 use rtsleuth_live::measure::progress::LiveView;
-use rtsleuth_live::measure::soak::SoakOptions;
+use rtsleuth_core::report::Document;
+use rtsleuth_live::measure::soak::{Explainer, SoakOptions, SoakProgress};
 use rtsleuth_live::measure::{self, Hooks, MeasureOptions, OnSpike};
 use rtsleuth_live::sched::Policy;
 use rtsleuth_live::signals::Interrupt;
@@ -98,24 +99,7 @@ pub struct MeasureArgs {
 }
 
 pub fn run(args: MeasureArgs) -> Result<()> {
-    let cpus = match args.cpus {
-        Some(list) if !list.is_empty() => list,
-        _ => CpuList::online().context("finding the online CPUs")?,
-    };
-    let opts = MeasureOptions {
-        cpus,
-        threads: args.threads.filter(|&n| n > 0),
-        policy: args.policy,
-        prio: args.prio,
-        priospread: args.priospread,
-        interval_us: args.interval,
-        distance_us: args.distance,
-        duration: args.duration,
-        loops: args.loops,
-        break_us: args.brk,
-        spike_us: args.explain_every,
-        hist_us: args.hist,
-    };
+    let opts = options(&args)?;
     // Refuse bad settings before tracefs is touched.
     opts.plan()?;
     let traced = (opts.break_us.is_some() && !args.no_trace) || opts.spike_us.is_some();
@@ -129,43 +113,94 @@ pub fn run(args: MeasureArgs) -> Result<()> {
         let _ = view.draw(views, below);
     };
     let live = !args.quiet && std::io::stderr().is_terminal();
-    if opts.spike_us.is_some() {
-        let soak = SoakOptions {
-            out: args.out.unwrap_or_else(|| "rtsleuth-soak".into()),
-            keep: args.keep,
-            buffer_kb: args.buffer_kb,
-        };
-        let progress = if live { Some(&mut draw as _) } else { None };
-        let (outcome, soaked) = measure::soak::run(&opts, &soak, &interrupt, progress)?;
-        let mut doc = measure::report::document(&opts, &outcome);
-        doc.json["spikes"] = soaked.json();
-        doc.blocks.extend(soaked.blocks());
-        doc.warnings.extend(soaked.notes.iter().cloned());
-        return emit(&doc, args.json, false);
-    }
+    let progress = if live { Some(&mut draw as _) } else { None };
+    let doc = if opts.spike_us.is_some() {
+        soak(&opts, &args, &interrupt, progress)?
+    } else {
+        measure_once(&opts, &args, &interrupt, progress)?
+    };
+    emit(&doc, args.json, false)
+}
+
+fn options(args: &MeasureArgs) -> Result<MeasureOptions> {
+    let cpus = match &args.cpus {
+        Some(list) if !list.is_empty() => list.clone(),
+        _ => CpuList::online().context("finding the online CPUs")?,
+    };
+    Ok(MeasureOptions {
+        cpus,
+        threads: args.threads.filter(|&n| n > 0),
+        policy: args.policy,
+        prio: args.prio,
+        priospread: args.priospread,
+        interval_us: args.interval,
+        distance_us: args.distance,
+        duration: args.duration,
+        loops: args.loops,
+        break_us: args.brk,
+        spike_us: args.explain_every,
+        hist_us: args.hist,
+    })
+}
+
+/// `--explain-every`: the measurement with every spike's causes added up.
+fn soak(
+    opts: &MeasureOptions,
+    args: &MeasureArgs,
+    interrupt: &Interrupt,
+    progress: Option<SoakProgress<'_>>,
+) -> Result<Document> {
+    let soak = SoakOptions {
+        out: args.out.clone().unwrap_or_else(|| "rtsleuth-soak".into()),
+        keep: args.keep,
+        buffer_kb: args.buffer_kb,
+        // In a child process: this one's memory is locked and would keep what explain frees.
+        explainer: Explainer::Program(
+            std::env::current_exe().context("finding this program to run explain with")?,
+        ),
+    };
+    let (outcome, soaked) = measure::soak::run(opts, &soak, interrupt, progress)?;
+    let mut doc = measure::report::document(opts, &outcome);
+    doc.json["spikes"] = soaked.json();
+    doc.blocks.extend(soaked.blocks());
+    doc.warnings.extend(soaked.notes.iter().cloned());
+    Ok(doc)
+}
+
+/// A plain measurement, or one that stops at the first spike (`--break`) and explains it.
+fn measure_once(
+    opts: &MeasureOptions,
+    args: &MeasureArgs,
+    interrupt: &Interrupt,
+    mut progress: Option<SoakProgress<'_>>,
+) -> Result<Document> {
     let tracer = match opts.break_us {
         Some(_) if !args.no_trace => Some(
             BreakTrace::arm(&opts.cpus, args.buffer_kb).context("setting up the break trace")?,
         ),
         _ => None,
     };
-    let mut draw_threads = |views: &[_]| draw(views, &[]);
+    let mut draw_threads = |views: &[_]| {
+        if let Some(p) = progress.as_mut() {
+            p(views, &[]);
+        }
+    };
     let hooks = Hooks {
         on_spike: tracer.as_ref().map(|t| t as &dyn OnSpike),
-        interrupt: Some(&interrupt),
-        progress: if live { Some(&mut draw_threads) } else { None },
+        interrupt: Some(interrupt),
+        progress: Some(&mut draw_threads),
     };
-    let outcome = measure::run(&opts, hooks)?;
-    let mut doc = measure::report::document(&opts, &outcome);
+    let outcome = measure::run(opts, hooks)?;
+    let mut doc = measure::report::document(opts, &outcome);
     if let Some(tracer) = tracer {
         doc.warnings.extend(tracer.notes().iter().cloned());
         if let Some(event) = &outcome.brk {
-            let out = args.out.unwrap_or_else(|| "rtsleuth-break".into());
+            let out = args.out.clone().unwrap_or_else(|| "rtsleuth-break".into());
             let saved = tracer
                 .save(&out, event)
                 .context("saving the break trace")?;
             saved.attach(&mut doc);
         }
     }
-    emit(&doc, args.json, false)
+    Ok(doc)
 }

@@ -1,14 +1,15 @@
 //! `rtsleuth report`: arguments and wiring; the page is built by `rtsleuth_core::report::html`.
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::Args;
 use rtsleuth_core::input::Input;
 use rtsleuth_core::report::html::{render, Analyses, ReportOptions};
+use rtsleuth_core::soak;
 use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct ReportArgs {
-    #[arg(help = crate::trace_help!())]
+    #[arg(help = concat!(crate::trace_help!(), " Or a soak's findings file (measure --explain-every's DIR/findings.jsonl)."))]
     trace: String,
     /// The HTML file to write.
     #[arg(short, long, default_value = "report.html")]
@@ -34,10 +35,18 @@ pub fn run(args: ReportArgs) -> Result<()> {
         pids: args.pids,
         comms: args.tasks,
     };
-    let input = Input::open(&args.trace)?;
-    let progress = crate::progress::for_input(&input);
-    let analyses = Analyses::read(input, &opts)?;
-    drop(progress);
+    let analyses = if soak::is_findings_file(&args.trace)? {
+        if opts.threshold_us.is_some() || !opts.pids.is_empty() || !opts.comms.is_empty() {
+            bail!("{}: a soak's findings file holds the spikes it explained; --threshold, --task and --pid select wake-ups in a trace", args.trace);
+        }
+        Analyses::of_findings(soak::document(&args.trace, opts.top)?)
+    } else {
+        let input = Input::open(&args.trace)?;
+        let progress = crate::progress::for_input(&input);
+        let analyses = Analyses::read(input, &opts)?;
+        drop(progress);
+        analyses
+    };
     let page = render(&analyses)?;
     std::fs::write(&args.output, &page)
         .with_context(|| format!("writing {}", args.output.display()))?;

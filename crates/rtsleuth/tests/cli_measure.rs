@@ -7,6 +7,7 @@
 
 mod common;
 
+use common::live::{assert_tracefs_restored, json_of, live_capable, live_traced, spawn_hog};
 use common::{golden, rtsleuth, run};
 use rtsleuth_core::report::{Exporter, JsonExporter, TextExporter};
 use rtsleuth_live::measure::summary::{ThreadSummary, UsHistogram};
@@ -165,68 +166,11 @@ fn refuses_bad_settings_before_touching_the_system() {
     }
 }
 
-/// Whether a live run can happen here; prints why not, or panics under CI.
-fn live_capable() -> bool {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let root = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))
-        .is_some_and(|ids| ids.split_whitespace().nth(1) == Some("0"));
-    let fifo = std::process::Command::new("chrt")
-        .args(["-f", "80", "true"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if root && fifo {
-        return true;
-    }
-    let why = if root {
-        "SCHED_FIFO is refused (chrt -f 80 true failed)"
-    } else {
-        "not root"
-    };
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "live measure test cannot run under CI: {why}"
-    );
-    eprintln!("skipped: live measure test: {why}");
-    false
-}
-
-/// For live runs that also trace: the tracefs root, the live-test lock and tracefs as it was
-/// before, or `None` (after saying why) where live tests cannot run.
-fn live_traced() -> Option<(
-    std::path::PathBuf,
-    rtsleuth_live::testing::LiveLock,
-    std::collections::BTreeMap<String, String>,
-)> {
-    if !live_capable() {
-        return None;
-    }
-    let (root, lock) = rtsleuth_live::testing::live_tracefs()?;
-    let before = rtsleuth_live::tracefs::observe(&root);
-    Some((root, lock, before))
-}
-
-/// tracefs reads back as `before`.
-fn assert_tracefs_restored(
-    root: &std::path::Path,
-    before: &std::collections::BTreeMap<String, String>,
-) {
-    let diff = rtsleuth_live::tracefs::differences(before, &rtsleuth_live::tracefs::observe(root));
-    assert!(diff.is_empty(), "tracefs not restored: {diff:?}");
-}
-
 fn online_cpus() -> usize {
     rtsleuth_live::cpus::CpuList::online()
         .unwrap()
         .as_slice()
         .len()
-}
-
-fn json_of(out: &std::process::Output) -> Value {
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "measure failed: {stderr}");
-    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 #[test]
@@ -429,39 +373,6 @@ fn live_engine_releases_pm_qos_and_memory_lock() {
     );
     assert!(!holds_dma_latency(me));
     assert_eq!(locked_kb(), 0);
-}
-
-/// A SCHED_FIFO hog in this process: pinned to `cpu` at `prio`, named `name`, it spins
-/// `burst` every `period` (+100 us, so the bursts sweep the measuring thread's phase) until
-/// `stop` is set.
-fn spawn_hog(
-    cpu: usize,
-    prio: u32,
-    name: &'static str,
-    burst: std::time::Duration,
-    period: std::time::Duration,
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-) -> std::thread::JoinHandle<i32> {
-    use rtsleuth_live::sched::{
-        current_tid, pin_current_thread, set_current_thread_policy, Policy,
-    };
-    use std::sync::atomic::Ordering;
-    std::thread::Builder::new()
-        .name(name.to_owned())
-        .spawn(move || {
-            pin_current_thread(cpu).unwrap();
-            set_current_thread_policy(Policy::Fifo, prio).unwrap();
-            let drift = std::time::Duration::from_micros(100);
-            while !stop.load(Ordering::Relaxed) {
-                std::thread::sleep(period + drift - burst);
-                let start = std::time::Instant::now();
-                while start.elapsed() < burst {
-                    std::hint::spin_loop();
-                }
-            }
-            current_tid()
-        })
-        .unwrap()
 }
 
 /// The acceptance run: a SCHED_FIFO task above the measuring priority on the measured

@@ -34,6 +34,8 @@ pub struct Diff {
 
 enum Opened {
     Json(Value),
+    /// A soak's findings file, as its explain-shaped document.
+    Findings(Value),
     Trace(Input),
 }
 
@@ -47,7 +49,7 @@ pub fn diff(
     let (b, n) = (open(base)?, open(new)?);
     // A trace's spikes are cut where the other side's explain JSON cut them.
     let from_json = |o: &Opened| match o {
-        Opened::Json(v) => v.get("threshold_us").and_then(Value::as_f64),
+        Opened::Json(v) | Opened::Findings(v) => v.get("threshold_us").and_then(Value::as_f64),
         Opened::Trace(_) => None,
     };
     let threshold = threshold_us
@@ -60,6 +62,10 @@ pub fn diff(
 }
 
 fn open(path: &str) -> Result<Opened, DiffError> {
+    // A soak's findings file already holds explained spikes: its causes, as explain's JSON.
+    if crate::soak::is_findings_file(path)? {
+        return Ok(Opened::Findings(crate::soak::document(path, 0)?.json));
+    }
     let mut input = Input::open(path)?;
     if input.format != Format::FtraceText {
         return Ok(Opened::Trace(input));
@@ -96,6 +102,11 @@ fn open(path: &str) -> Result<Opened, DiffError> {
 fn run(path: &str, opened: Opened, select: &Select, threshold: f64) -> Result<Run, DiffError> {
     let input = match opened {
         Opened::Json(doc) => return Run::from_json(path, &doc, select),
+        Opened::Findings(doc) => {
+            let mut run = Run::from_json(path, &doc, select)?;
+            run.what = format!("soak findings, {}", crate::soak::SCHEMA);
+            return Ok(run);
+        }
         Opened::Trace(input) => input,
     };
     let what = input.format.name().to_string();

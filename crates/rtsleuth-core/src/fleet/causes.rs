@@ -18,18 +18,9 @@ struct Sum {
 }
 
 /// The set's causes, filled trace by trace.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct SetCauses {
     sums: BTreeMap<(Cause, Option<String>), Sum>,
-    /// What each `add` is, as the JSON key and column name: `traces` for a set, `captures`
-    /// for a soak's spikes.
-    unit: &'static str,
-}
-
-impl Default for SetCauses {
-    fn default() -> Self {
-        SetCauses::per("traces")
-    }
 }
 
 /// The name a culprit is matched by across traces.
@@ -41,13 +32,6 @@ pub fn culprit_key(c: &CauseTotal) -> Option<String> {
 }
 
 impl SetCauses {
-    pub fn per(unit: &'static str) -> SetCauses {
-        SetCauses {
-            sums: BTreeMap::new(),
-            unit,
-        }
-    }
-
     pub fn add(&mut self, causes: &[CauseTotal]) {
         for c in causes {
             let s = self.sums.entry((c.cause, culprit_key(c))).or_default();
@@ -65,55 +49,28 @@ impl SetCauses {
         rows
     }
 
-    /// `{"aggregate": rows}`, each row `{kind, culprit, traces, spikes, total_us, max_us}`.
+    /// `{"aggregate": [{kind, culprit, traces, spikes, total_us, max_us}]}`.
     pub fn json(&self) -> Value {
-        json!({ "aggregate": self.json_rows() })
-    }
-
-    /// The rows alone (`traces` named as the unit).
-    pub fn json_rows(&self) -> Vec<Value> {
-        self.rows()
+        let rows: Vec<Value> = self
+            .rows()
             .into_iter()
             .map(|((cause, culprit), s)| {
                 json!({
-                    "kind": cause.as_str(), "culprit": culprit, self.unit: s.traces,
+                    "kind": cause.as_str(), "culprit": culprit, "traces": s.traces,
                     "spikes": s.spikes, "total_us": ns_to_us(s.total_ns), "max_us": ns_to_us(s.max_ns),
                 })
             })
-            .collect()
-    }
-
-    /// The `n` largest totals as short lines (`higher_priority rt_hog: 6 spikes, 10.8 ms`),
-    /// for a live view.
-    pub fn leaders(&self, n: usize) -> Vec<String> {
-        self.rows()
-            .into_iter()
-            .take(n)
-            .map(|((cause, culprit), s)| {
-                format!(
-                    "{} {}: {} spikes, {} us",
-                    cause.as_str(),
-                    culprit.as_deref().unwrap_or("-"),
-                    s.spikes,
-                    fmt_us(round3(ns_to_us(s.total_ns)))
-                )
-            })
-            .collect()
+            .collect();
+        json!({ "aggregate": rows })
     }
 
     pub fn table(&self) -> Table {
-        self.table_titled(
-            "Causes over every trace (task culprits matched by comm without trailing digits)",
-        )
-    }
-
-    pub fn table_titled(&self, title: &str) -> Table {
         let mut t = Table::new(
-            title,
+            "Causes over every trace (task culprits matched by comm without trailing digits)",
             &[
                 ("kind", Align::Left),
                 ("culprit", Align::Left),
-                (self.unit, Align::Right),
+                ("traces", Align::Right),
                 ("spikes", Align::Right),
                 ("total_us", Align::Right),
                 ("max_us", Align::Right),

@@ -12,7 +12,7 @@ use crate::cpus::CpuList;
 use crate::record::{Armed, BufferOptions};
 use crate::tracefs::SpikeStop;
 use crate::LiveError;
-use rtsleuth_core::analyze::explain::{CauseTotal, Explain, ExplainOptions};
+use rtsleuth_core::analyze::explain::{Explain, ExplainOptions};
 use rtsleuth_core::input::Input;
 use rtsleuth_core::report::{Block, Document};
 use std::path::{Path, PathBuf};
@@ -70,7 +70,7 @@ impl BreakTrace {
         let capture = armed.read_out(&path)?;
         let Armed { session, .. } = armed;
         let notes = session.restore()?;
-        let (explanation, _) = explain(&path, event.tid)?;
+        let explanation = explain(&path, event.tid)?;
         Ok(SavedBreak {
             path,
             lost_events: capture.lost_events(),
@@ -80,9 +80,8 @@ impl BreakTrace {
     }
 }
 
-/// `explain` on a saved trace, for the thread that saw the spike (its tracemark is the
-/// spike): the report of its worst wake-up and that wake-up's causes.
-pub(super) fn explain(path: &Path, tid: i32) -> Result<(Document, Vec<CauseTotal>), LiveError> {
+/// `explain` on a saved trace, for the thread that saw the spike: its tracemark is the spike.
+pub(super) fn explain(path: &Path, tid: i32) -> Result<Document, LiveError> {
     let mut explain = Explain::new(ExplainOptions {
         pids: vec![tid],
         top: 1,
@@ -90,8 +89,7 @@ pub(super) fn explain(path: &Path, tid: i32) -> Result<(Document, Vec<CauseTotal
     });
     let input = Input::open(&path.to_string_lossy())?;
     let info = rtsleuth_core::read::read(input, &mut explain)?;
-    let causes = explain.causes();
-    Ok((explain.document(&info), causes))
+    Ok(explain.document(&info))
 }
 
 /// What the breaking thread calls: the mark, then recording off.

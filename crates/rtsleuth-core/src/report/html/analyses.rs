@@ -83,4 +83,21 @@ impl Analyses {
             wq: wq.document(&info),
         })
     }
+
+    /// The page of a soak's findings file: its explain-shaped document
+    /// ([`crate::soak::document`]); a findings file has no latency tables, interrupts or
+    /// workqueues (those sections say so).
+    pub fn of_findings(explain: Document) -> Analyses {
+        let none = || Document {
+            json: serde_json::json!({}),
+            blocks: Vec::new(),
+            warnings: Vec::new(),
+        };
+        Analyses {
+            explain,
+            latency: none(),
+            irq: none(),
+            wq: none(),
+        }
+    }
 }

@@ -38,6 +38,7 @@ pub fn render(a: &Analyses) -> Result<String> {
     let source = a.explain.json["trace"]["source"]
         .as_str()
         .unwrap_or("trace");
+    let traced = !a.is_findings_file();
     let page = html! {
         (DOCTYPE)
         html lang="en" {
@@ -52,9 +53,10 @@ pub fn render(a: &Analyses) -> Result<String> {
                     h1 { "Why was it late? " code { (source) } }
                     nav {
                         a href="#findings" { "worst wake-ups" } " · "
-                        a href="#causes" { "causes" } " · "
-                        a href="#latency" { "latency" } " · "
-                        a href="#irq" { "interrupts" }
+                        a href="#causes" { "causes" }
+                        @if traced {
+                            " · " a href="#latency" { "latency" } " · " a href="#irq" { "interrupts" }
+                        }
                         @if a.wq.json["functions"].as_array().is_some_and(|f| !f.is_empty()) {
                             " · " a href="#wq" { "workqueues" }
                         }
@@ -63,9 +65,11 @@ pub fn render(a: &Analyses) -> Result<String> {
                 (facts::facts(a))
                 (findings::findings(a)?)
                 (causes::causes(a)?)
-                (latency::latency(a)?)
-                (irq::irq(a))
-                (wq::wq(a))
+                @if traced {
+                    (latency::latency(a)?)
+                    (irq::irq(a))
+                    (wq::wq(a))
+                }
                 footer { "rtsleuth report. The same numbers: rtsleuth explain | latency | irq | wq TRACE --json." }
             }
         }
@@ -74,6 +78,12 @@ pub fn render(a: &Analyses) -> Result<String> {
 }
 
 impl Analyses {
+    /// Whether the page is of a soak's findings file rather than a trace: it has explained
+    /// spikes and nothing else.
+    pub fn is_findings_file(&self) -> bool {
+        self.explain.json["trace"]["format"] == crate::soak::SCHEMA
+    }
+
     /// Every analysis's warnings once, in page order: the trace's own (which every document
     /// repeats) first.
     pub fn warnings(&self) -> Vec<String> {

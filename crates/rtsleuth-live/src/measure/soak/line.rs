@@ -3,25 +3,24 @@
 //!
 //! A line is written as soon as its spike is explained, so a run killed at 03:00 still has
 //! every spike before that on disk. `finding` is the `rtsleuth.explain/1` finding object;
-//! `aggregate` its causes (the rows `explain`'s aggregate has for that one spike), so that
-//! `report` and `diff` add lines up without re-deriving anything.
+//! `aggregate` its causes (explain's aggregate rows over that one finding), so that `report`,
+//! `diff` and the soak's own totals add lines up without re-deriving anything.
 
 use crate::measure::thread::Spike;
-use rtsleuth_core::analyze::explain::CauseTotal;
 use rtsleuth_core::event::ns_to_us;
+use rtsleuth_core::soak::SCHEMA;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::time::SystemTime;
-
-/// The schema of a line.
-pub const SCHEMA: &str = "rtsleuth.spike/1";
 
 /// What the capture of one spike gave.
 pub struct Explained<'a> {
     /// The finding for the spike, or why there is none.
     pub finding: Result<&'a Value, String>,
-    pub causes: &'a [CauseTotal],
-    pub warnings: &'a [String],
+    /// Its causes: explain's aggregate rows (none without a finding).
+    pub aggregate: &'a [Value],
+    /// explain's warnings on the capture.
+    pub warnings: &'a [Value],
 }
 
 /// Where and when a spike was captured.
@@ -59,25 +58,14 @@ pub fn spike_line(spike: &Spike, at: &Capture<'_>, explained: &Explained<'_>) ->
         },
         "finding": finding,
         "unexplained": why,
-        "aggregate": explained.causes.iter().map(cause_row).collect::<Vec<_>>(),
+        "aggregate": explained.aggregate,
         "warnings": explained.warnings,
-    })
-}
-
-fn cause_row(c: &CauseTotal) -> Value {
-    json!({
-        "kind": c.cause.as_str(),
-        "culprit": c.culprit,
-        "spikes": c.spikes,
-        "total_us": ns_to_us(c.total_ns),
-        "max_us": ns_to_us(c.max_ns),
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rtsleuth_core::analyze::explain::Cause;
     use std::time::Duration;
 
     #[test]
@@ -93,14 +81,8 @@ mod tests {
             woke_ns: 5_001_834_250,
         };
         let finding = json!({"root_cause": "higher_priority"});
-        let causes = [CauseTotal {
-            cause: Cause::HigherPriority,
-            culprit: Some("rt_hog-77".into()),
-            culprit_comm: Some("rt_hog".into()),
-            spikes: 1,
-            total_ns: 1_800_000,
-            max_ns: 1_800_000,
-        }];
+        let aggregate = [json!({"kind": "higher_priority", "culprit": "rt_hog-77", "spikes": 1,
+                                 "total_us": 1800.0, "max_us": 1800.0})];
         let wall = SystemTime::UNIX_EPOCH + Duration::from_micros(1_795_000_000_123_456);
         let at = Capture {
             n: 3,
@@ -113,7 +95,7 @@ mod tests {
             &at,
             &Explained {
                 finding: Ok(&finding),
-                causes: &causes,
+                aggregate: &aggregate,
                 warnings: &[],
             },
         );

@@ -8,12 +8,14 @@
 //! Spikes that come while a capture is under way are counted as missed. Memory holds one
 //! spike in flight, N file names and one [`tally`] entry per culprit.
 
+mod explainer;
 mod kept;
 pub mod line;
 mod recorder;
 mod tally;
 mod worker;
 
+pub use explainer::Explainer;
 pub use tally::Tally;
 
 use super::break_trace::buffer_options;
@@ -43,6 +45,7 @@ pub struct SoakOptions {
     pub keep: usize,
     /// Ring-buffer size per CPU in KiB (the kernel's when `None`).
     pub buffer_kb: Option<u64>,
+    pub explainer: Explainer,
 }
 
 /// What a soak found, for the report.
@@ -84,6 +87,7 @@ pub fn run(
         dir: soak.out.clone(),
         findings,
         keep: soak.keep,
+        explainer: soak.explainer.clone(),
     };
     let aside = CpuList::online()?.difference(&opts.cpus);
     if aside.is_empty() {

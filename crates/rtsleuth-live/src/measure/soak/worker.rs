@@ -7,7 +7,7 @@ use super::line::{spike_line, Capture, Explained};
 use super::recorder::FlightRecorder;
 use super::tally::Tally;
 use crate::clock::mono;
-use crate::measure::break_trace::explain;
+use super::explainer::Explainer;
 use crate::measure::thread::Spike;
 use crate::record::{spool_dir, write_tracedat, Armed, TraceMeta};
 use crate::LiveError;
@@ -38,14 +38,16 @@ pub struct Worker<'a> {
     dir: PathBuf,
     findings: File,
     kept: KeptTraces,
+    explainer: Explainer,
     captures: u64,
 }
 
-/// Where a worker's files go and how many traces it keeps.
+/// Where a worker's files go, how many traces it keeps and who explains them.
 pub struct WorkerFiles {
     pub dir: PathBuf,
     pub findings: File,
     pub keep: usize,
+    pub explainer: Explainer,
 }
 
 impl<'a> Worker<'a> {
@@ -61,6 +63,7 @@ impl<'a> Worker<'a> {
             dir: files.dir,
             findings: files.findings,
             kept: KeptTraces::new(files.keep),
+            explainer: files.explainer,
             captures: 0,
         })
     }
@@ -110,20 +113,24 @@ impl<'a> Worker<'a> {
         write_tracedat(&path, &self.meta, &capture)?;
         drop(spool);
         // A capture explain cannot read is one unexplained spike, not the end of the night.
-        let report = explain(&path, spike.tid);
-        let explained = match &report {
-            Ok((doc, causes)) => {
-                let finding = the_spike(&doc.json, spike);
+        let doc = self.explainer.explain(&path, spike.tid);
+        let none = Vec::new();
+        let explained = match &doc {
+            Ok(doc) => {
+                let finding = the_spike(doc, spike);
                 Explained {
-                    causes: if finding.is_ok() { causes } else { &[] },
+                    aggregate: match finding {
+                        Ok(_) => doc["aggregate"].as_array().unwrap_or(&none),
+                        Err(_) => &none,
+                    },
                     finding,
-                    warnings: &doc.warnings,
+                    warnings: doc["warnings"].as_array().unwrap_or(&none),
                 }
             }
-            Err(e) => Explained {
-                finding: Err(format!("explain could not read the capture: {e}")),
-                causes: &[],
-                warnings: &[],
+            Err(why) => Explained {
+                finding: Err(format!("explain could not read the capture: {why}")),
+                aggregate: &none,
+                warnings: &none,
             },
         };
         let kept = self.kept.offer(n, spike.latency_ns, path.clone())?;
@@ -137,10 +144,7 @@ impl<'a> Worker<'a> {
         self.write_line(&line)?;
         let mut tally = tally.lock().unwrap_or_else(|e| e.into_inner());
         tally.blind_ns += blind_ns;
-        match explained.finding {
-            Ok(_) => tally.explained(explained.causes),
-            Err(_) => tally.unexplained(),
-        }
+        tally.add(&line);
         Ok(())
     }
 
