@@ -73,7 +73,11 @@ pub enum Error {
 
     /// A line of a soak's findings file that is not what `measure --explain-every` writes.
     #[error("{path}:{line}: {why}")]
-    SpikeLine { path: String, line: u64, why: String },
+    SpikeLine {
+        path: String,
+        line: u64,
+        why: String,
+    },
 
     #[error("drawing {what}: {cause}")]
     Chart { what: String, cause: String },

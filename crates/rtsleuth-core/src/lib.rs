@@ -15,8 +15,8 @@ pub mod input;
 pub mod progress;
 pub mod read;
 pub mod report;
-pub mod soak;
 pub mod ring_buffer;
+pub mod soak;
 pub mod validity;
 
 pub use error::{Error, Result};

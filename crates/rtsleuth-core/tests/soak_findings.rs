@@ -46,9 +46,36 @@ fn lines_add_up_per_task_and_overall() {
         "aggregate": [], "warnings": [],
     });
     let f = file_of(&[
-        line(1, 10, 1800.0, json!([row("higher_priority", hog, 1700.0), row("kernel_path", None, 100.0)]), json!(["w1"])),
-        line(2, 11, 700.0, json!([row("preempt_off", Some("kworker/1:1-40"), 690.0), row("kernel_path", None, 10.0)]), json!(["w1"])),
-        line(3, 10, 2000.0, json!([row("higher_priority", hog, 1950.0), row("kernel_path", None, 50.0)]), json!(["w2"])),
+        line(
+            1,
+            10,
+            1800.0,
+            json!([
+                row("higher_priority", hog, 1700.0),
+                row("kernel_path", None, 100.0)
+            ]),
+            json!(["w1"]),
+        ),
+        line(
+            2,
+            11,
+            700.0,
+            json!([
+                row("preempt_off", Some("kworker/1:1-40"), 690.0),
+                row("kernel_path", None, 10.0)
+            ]),
+            json!(["w1"]),
+        ),
+        line(
+            3,
+            10,
+            2000.0,
+            json!([
+                row("higher_priority", hog, 1950.0),
+                row("kernel_path", None, 50.0)
+            ]),
+            json!(["w2"]),
+        ),
         unexplained,
     ]);
     assert!(is_findings_file(&path(&f)).unwrap());
@@ -57,7 +84,12 @@ fn lines_add_up_per_task_and_overall() {
     assert_eq!(j["schema"], "rtsleuth.explain/1");
     assert_eq!(j["threshold_us"], 500.0);
     // The two worst findings, worst first.
-    let worst: Vec<f64> = j["findings"].as_array().unwrap().iter().map(|f| f["latency_us"].as_f64().unwrap()).collect();
+    let worst: Vec<f64> = j["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["latency_us"].as_f64().unwrap())
+        .collect();
     assert_eq!(worst, vec![2000.0, 1800.0]);
     assert_eq!(
         j["aggregate"],
@@ -67,10 +99,18 @@ fn lines_add_up_per_task_and_overall() {
             {"kind": "kernel_path", "culprit": null, "spikes": 3, "total_us": 160.0, "max_us": 100.0},
         ])
     );
-    let t10 = j["targets"].as_array().unwrap().iter().find(|t| t["pid"] == 10).unwrap();
+    let t10 = j["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["pid"] == 10)
+        .unwrap();
     assert_eq!(t10["spikes"], 2);
     assert_eq!(t10["aggregate"][0]["total_us"], 3650.0);
-    assert_eq!(t10["aggregate"][1], json!({"kind": "kernel_path", "culprit": null, "spikes": 2, "total_us": 150.0, "max_us": 100.0}));
+    assert_eq!(
+        t10["aggregate"][1],
+        json!({"kind": "kernel_path", "culprit": null, "spikes": 2, "total_us": 150.0, "max_us": 100.0})
+    );
     assert_eq!(j["trace"]["spikes"], 4);
     assert_eq!(j["trace"]["unexplained"], 1);
     assert_eq!(j["trace"]["cpus"], json!([0, 1]));
@@ -79,7 +119,13 @@ fn lines_add_up_per_task_and_overall() {
     let warnings = j["warnings"].as_array().unwrap();
     assert_eq!(warnings[0], "w1");
     assert_eq!(warnings[1], "w2");
-    assert!(warnings[2].as_str().unwrap().starts_with("1 of 4 spikes could not be explained"), "{warnings:?}");
+    assert!(
+        warnings[2]
+            .as_str()
+            .unwrap()
+            .starts_with("1 of 4 spikes could not be explained"),
+        "{warnings:?}"
+    );
 }
 
 #[test]
@@ -95,17 +141,35 @@ fn other_files_are_not_findings_files() {
 /// Each refusal names the file, the line and what is wrong, and nothing panics.
 #[test]
 fn bad_lines_are_refused_with_their_number() {
-    let good = line(1, 10, 800.0, json!([row("hardirq", Some("eth0"), 700.0)]), json!([]));
+    let good = line(
+        1,
+        10,
+        800.0,
+        json!([row("hardirq", Some("eth0"), 700.0)]),
+        json!([]),
+    );
     let mut other_threshold = line(2, 10, 900.0, json!([]), json!([]));
     other_threshold["spike"]["threshold_us"] = json!(100.0);
     let mut no_aggregate = line(2, 10, 900.0, json!([]), json!([]));
     no_aggregate.as_object_mut().unwrap().remove("aggregate");
     let cases: Vec<(String, &str)> = vec![
         (format!("{good}\n{{not json\n"), ":2: not JSON"),
-        (format!("{good}\n{}\n", json!({"schema": "rtsleuth.explain/1"})), ":2: not an rtsleuth.spike/1 line"),
-        (format!("{good}\n{other_threshold}\n"), ":2: threshold 100 us where the lines before have 500 us"),
-        (format!("{good}\n{no_aggregate}\n"), ":2: no \"aggregate\" array"),
-        (format!("{good}\n{}\n", "x".repeat(MAX_LINE + 10)), ":2: longer than"),
+        (
+            format!("{good}\n{}\n", json!({"schema": "rtsleuth.explain/1"})),
+            ":2: not an rtsleuth.spike/1 line",
+        ),
+        (
+            format!("{good}\n{other_threshold}\n"),
+            ":2: threshold 100 us where the lines before have 500 us",
+        ),
+        (
+            format!("{good}\n{no_aggregate}\n"),
+            ":2: no \"aggregate\" array",
+        ),
+        (
+            format!("{good}\n{}\n", "x".repeat(MAX_LINE + 10)),
+            ":2: longer than",
+        ),
         (String::new(), "empty input"),
     ];
     for (content, want) in cases {
@@ -119,7 +183,13 @@ fn bad_lines_are_refused_with_their_number() {
 
 #[test]
 fn blank_lines_are_skipped() {
-    let good = line(1, 10, 800.0, json!([row("hardirq", Some("eth0"), 700.0)]), json!([]));
+    let good = line(
+        1,
+        10,
+        800.0,
+        json!([row("hardirq", Some("eth0"), 700.0)]),
+        json!([]),
+    );
     let mut f = tempfile::NamedTempFile::new().unwrap();
     write!(f, "\n{good}\n\n").unwrap();
     let doc = document(&path(&f), 5).unwrap();

@@ -4,11 +4,11 @@
 use crate::emit;
 use anyhow::{bail, Context, Result};
 use clap::{ArgAction, Args};
+use rtsleuth_core::report::Document;
 use rtsleuth_live::cpus::CpuList;
 use rtsleuth_live::duration::parse_duration;
 use rtsleuth_live::measure::break_trace::BreakTrace;
 use rtsleuth_live::measure::progress::LiveView;
-use rtsleuth_core::report::Document;
 use rtsleuth_live::measure::soak::{Explainer, SoakOptions, SoakProgress};
 use rtsleuth_live::measure::{self, Hooks, MeasureOptions, OnSpike};
 use rtsleuth_live::sched::Policy;
@@ -66,7 +66,12 @@ pub struct MeasureArgs {
     #[arg(long, value_name = "US", conflicts_with = "brk")]
     explain_every: Option<u64>,
     /// With --explain-every: how many of the worst spikes' traces stay on disk.
-    #[arg(long, value_name = "N", default_value_t = 10, requires = "explain_every")]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 10,
+        requires = "explain_every"
+    )]
     keep: usize,
     /// With --break: only stop at the spike, without tracing it.
     #[arg(long, requires = "brk")]
@@ -196,9 +201,7 @@ fn measure_once(
         doc.warnings.extend(tracer.notes().iter().cloned());
         if let Some(event) = &outcome.brk {
             let out = args.out.clone().unwrap_or_else(|| "rtsleuth-break".into());
-            let saved = tracer
-                .save(&out, event)
-                .context("saving the break trace")?;
+            let saved = tracer.save(&out, event).context("saving the break trace")?;
             saved.attach(&mut doc);
         }
     }

@@ -12,7 +12,7 @@ use common::{golden, rtsleuth, run};
 use rtsleuth_core::report::{Exporter, JsonExporter, TextExporter};
 use rtsleuth_live::measure::summary::{ThreadSummary, UsHistogram};
 use rtsleuth_live::measure::{
-    self, Spike, Ending, Hooks, MeasureOptions, Outcome, ThreadPlan, ThreadResult,
+    self, Ending, Hooks, MeasureOptions, Outcome, Spike, ThreadPlan, ThreadResult,
 };
 use rtsleuth_live::sched::Policy;
 use serde_json::Value;

@@ -52,10 +52,30 @@ fn live_soak_explains_each_burst_of_a_higher_priority_hog() {
     let out_dir = dir.path().join("soak");
     let stop = Arc::new(AtomicBool::new(false));
     let ms = Duration::from_millis;
-    let hog = spawn_hog(0, 90, "rt_hog", Duration::from_micros(1800), ms(3000), Arc::clone(&stop));
+    let hog = spawn_hog(
+        0,
+        90,
+        "rt_hog",
+        Duration::from_micros(1800),
+        ms(3000),
+        Arc::clone(&stop),
+    );
     let out = run(&[
-        "measure", "-a", "0", "-p", "80", "-D", "30", "-q", "--json",
-        "--explain-every", "500", "--keep", "3", "--out", out_dir.to_str().unwrap(),
+        "measure",
+        "-a",
+        "0",
+        "-p",
+        "80",
+        "-D",
+        "30",
+        "-q",
+        "--json",
+        "--explain-every",
+        "500",
+        "--keep",
+        "3",
+        "--out",
+        out_dir.to_str().unwrap(),
     ]);
     stop.store(true, Ordering::Relaxed);
     let hog_tid = hog.join().unwrap();
@@ -66,7 +86,11 @@ fn live_soak_explains_each_burst_of_a_higher_priority_hog() {
     let s = &v["spikes"];
     let count = |f: &str| s[f].as_u64().unwrap();
     assert_eq!(count("seen"), count("captured") + count("missed"), "{s}");
-    assert_eq!(count("captured"), count("explained") + count("unexplained"), "{s}");
+    assert_eq!(
+        count("captured"),
+        count("explained") + count("unexplained"),
+        "{s}"
+    );
     let all = lines(&out_dir.join("findings.jsonl"));
     assert_eq!(all.len() as u64, count("captured"));
 
@@ -77,7 +101,10 @@ fn live_soak_explains_each_burst_of_a_higher_priority_hog() {
         let finding = &line["finding"];
         let rows = line["aggregate"].as_array().unwrap();
         let named = rows.iter().filter(|r| r["culprit"] == culprit.as_str());
-        assert!(named.clone().all(|r| r["kind"] == "higher_priority"), "{line}");
+        assert!(
+            named.clone().all(|r| r["kind"] == "higher_priority"),
+            "{line}"
+        );
         if named.count() == 0 {
             continue;
         }
@@ -85,13 +112,19 @@ fn live_soak_explains_each_burst_of_a_higher_priority_hog() {
         assert_eq!(finding["root_cause"], "higher_priority", "{line}");
         let latency = finding["latency_us"].as_f64().unwrap();
         let hog_us = blamed(line, "higher_priority", &culprit);
-        assert!(hog_us > 0.8 * latency, "{culprit} has {hog_us} of {latency} us: {line}");
+        assert!(
+            hog_us > 0.8 * latency,
+            "{culprit} has {hog_us} of {latency} us: {line}"
+        );
         // The trace and the thread saw the same spike.
         let measured = line["spike"]["latency_us"].as_f64().unwrap();
         assert!((latency - measured).abs() < 50.0, "{latency} vs {measured}");
     }
     // Ten bursts in 30 s; one may fall in another spike's capture (counted as missed).
-    assert!((8..=11).contains(&hogs), "{hogs} spikes blamed on {culprit}: {s}");
+    assert!(
+        (8..=11).contains(&hogs),
+        "{hogs} spikes blamed on {culprit}: {s}"
+    );
 
     let kept = s["kept"].as_array().unwrap();
     assert!(kept.len() <= 3 && !kept.is_empty(), "{s}");
@@ -101,18 +134,31 @@ fn live_soak_explains_each_burst_of_a_higher_priority_hog() {
         .filter(|p| p.extension().is_some_and(|x| x == "dat"))
         .collect();
     dats.sort();
-    let mut listed: Vec<_> = kept.iter().map(|k| Path::new(k["file"].as_str().unwrap()).to_path_buf()).collect();
+    let mut listed: Vec<_> = kept
+        .iter()
+        .map(|k| Path::new(k["file"].as_str().unwrap()).to_path_buf())
+        .collect();
     listed.sort();
     assert_eq!(dats, listed, "the kept list is what is on disk");
 
     // The night's file becomes the page and the gate's input.
     let findings = out_dir.join("findings.jsonl");
     let page = dir.path().join("soak.html");
-    let r = run(&["report", findings.to_str().unwrap(), "-o", page.to_str().unwrap()]);
+    let r = run(&[
+        "report",
+        findings.to_str().unwrap(),
+        "-o",
+        page.to_str().unwrap(),
+    ]);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains(&culprit), "the page names the hog");
-    let d = run(&["diff", findings.to_str().unwrap(), findings.to_str().unwrap(), "--json"]);
+    let d = run(&[
+        "diff",
+        findings.to_str().unwrap(),
+        findings.to_str().unwrap(),
+        "--json",
+    ]);
     assert!(d.status.success(), "{}", String::from_utf8_lossy(&d.stderr));
 }
 
@@ -133,9 +179,15 @@ struct Moments(u64);
 
 impl Moments {
     fn seeded() -> Moments {
-        let seed = std::env::var("SOAK_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
-        });
+        let seed = std::env::var("SOAK_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_nanos() as u64
+            });
         eprintln!("signal moments: SOAK_SEED={seed}");
         Moments(seed | 1)
     }
@@ -166,14 +218,25 @@ fn live_soak_signals_during_captures_leave_tracefs_as_found() {
         let child = spawn_soak(dir.path(), "60");
         std::thread::sleep(ms(500) + moments.next());
         let pid = child.id().to_string();
-        assert!(std::process::Command::new("kill").args([&format!("-{signal}"), &pid]).status().unwrap().success());
+        assert!(std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &pid])
+            .status()
+            .unwrap()
+            .success());
         let out = child.wait_with_output().unwrap();
         let v = json_of(&out);
         assert_eq!(v["ended"], "interrupted", "SIG{signal}");
         assert_tracefs_restored(&root, &before);
         let all = lines(&dir.path().join("findings.jsonl"));
-        assert_eq!(all.len() as u64, v["spikes"]["captured"].as_u64().unwrap(), "SIG{signal}");
-        assert!(v["spikes"]["captured"].as_u64().unwrap() > 0, "no capture before SIG{signal}");
+        assert_eq!(
+            all.len() as u64,
+            v["spikes"]["captured"].as_u64().unwrap(),
+            "SIG{signal}"
+        );
+        assert!(
+            v["spikes"]["captured"].as_u64().unwrap() > 0,
+            "no capture before SIG{signal}"
+        );
     }
     stop.store(true, Ordering::Relaxed);
     hog.join().unwrap();
@@ -198,10 +261,23 @@ fn live_the_next_soak_removes_a_sigkilled_soaks_instance() {
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(instance.exists(), "SIGKILL left the instance behind");
-    let out = spawn_soak(&dir.path().join("next"), "1").wait_with_output().unwrap();
+    let out = spawn_soak(&dir.path().join("next"), "1")
+        .wait_with_output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains(&format!("rtsleuth-{}", instance.file_name().unwrap().to_str().unwrap().trim_start_matches("rtsleuth-"))), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "rtsleuth-{}",
+            instance
+                .file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .trim_start_matches("rtsleuth-")
+        )),
+        "{stderr}"
+    );
     assert!(!instance.exists());
     assert_tracefs_restored(&root, &before);
 }
@@ -213,10 +289,19 @@ fn refuses_a_soak_that_cannot_run() {
     std::fs::write(dir.path().join("findings.jsonl"), "").unwrap();
     let out_dir = dir.path().to_str().unwrap();
     let cases: [(&[&str], &str); 4] = [
-        (&["--explain-every", "100", "-b", "100"], "cannot be used with"),
+        (
+            &["--explain-every", "100", "-b", "100"],
+            "cannot be used with",
+        ),
         (&["--keep", "3"], "--explain-every"),
-        (&["--out", out_dir], "--out and --buffer-kb are for a traced run"),
-        (&["--explain-every", "100", "--out", out_dir], "already holds a soak's findings"),
+        (
+            &["--out", out_dir],
+            "--out and --buffer-kb are for a traced run",
+        ),
+        (
+            &["--explain-every", "100", "--out", out_dir],
+            "already holds a soak's findings",
+        ),
     ];
     for (args, want) in cases {
         let mut all = vec!["measure", "-q", "-D", "1"];

@@ -9,7 +9,7 @@ use crate::analyze::latency::{Latency, LatencyOptions};
 use crate::input::{Format, Input};
 use crate::read;
 use serde_json::Value;
-use std::io::{self, Cursor, Read};
+use std::io::Read;
 
 /// `explain`'s threshold when neither `--threshold` nor an explain JSON gives one: the value
 /// the README's examples use, well above this VM's 10-50 µs noise and below a typical RT budget.
@@ -67,30 +67,17 @@ fn open(path: &str) -> Result<Opened, DiffError> {
         return Ok(Opened::Findings(crate::soak::document(path, 0)?.json));
     }
     let mut input = Input::open(path)?;
-    if input.format != Format::FtraceText {
-        return Ok(Opened::Trace(input));
-    }
-    let io_err = |cause| crate::Error::Io {
-        path: path.to_string(),
-        cause,
-    };
-    let mut head = Vec::new();
-    (&mut input.reader)
-        .take(4096)
-        .read_to_end(&mut head)
-        .map_err(io_err)?;
-    let json = head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
-    let rest = std::mem::replace(&mut input.reader, Box::new(io::empty()));
-    let whole = Cursor::new(head).chain(rest);
-    if !json {
-        input.reader = Box::new(whole);
+    if input.format != Format::Json {
         return Ok(Opened::Trace(input));
     }
     let mut text = Vec::new();
-    whole
+    (&mut input.reader)
         .take(MAX_JSON_BYTES)
         .read_to_end(&mut text)
-        .map_err(io_err)?;
+        .map_err(|cause| crate::Error::Io {
+            path: path.to_string(),
+            cause,
+        })?;
     serde_json::from_slice(&text)
         .map(Opened::Json)
         .map_err(|cause| DiffError::Json {

@@ -21,6 +21,9 @@ pub enum Format {
     /// `atrace -z` output: a text preamble, a `TRACE:` line, then the ftrace text
     /// zlib-compressed ([`super::atrace`]).
     AtraceZ,
+    /// A JSON document or JSON lines: rtsleuth's own output (which `diff` compares) or a
+    /// soak's findings file (which `report` and `diff` read), never a trace.
+    Json,
 }
 
 impl Format {
@@ -33,6 +36,7 @@ impl Format {
             Format::PerfData => "perf.data",
             Format::SystraceHtml => "systrace HTML",
             Format::AtraceZ => "atrace -z output (zlib-compressed ftrace text)",
+            Format::Json => "JSON",
         }
     }
 
@@ -66,6 +70,9 @@ impl Format {
         }
         let text = text_prefix(head).ok_or_else(|| describe_binary(head))?;
         let text = text.as_ref();
+        if text.trim_start().starts_with('{') {
+            return Ok(Format::Json);
+        }
         if is_html(text) {
             return Ok(Format::SystraceHtml);
         }

@@ -180,6 +180,10 @@ fn read_into(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInf
             format: input.format.name(),
             hint: "use `rtsleuth graph` for it; for latency work record events (sched, irq, timer) with the nop tracer",
         }),
+        Format::Json => Err(Error::NotATrace {
+            path: input.name,
+            why: "it is JSON; `rtsleuth diff` compares the --json of explain, latency and measure, and `rtsleuth report` and `diff` read a soak's findings.jsonl (explain the spike-N.dat traces kept beside it)".into(),
+        }),
         Format::TraceDat => tracedat::read(input, sink),
         Format::Perfetto => perfetto::read(input, sink),
         Format::PerfData => perf_data::read(input, sink),

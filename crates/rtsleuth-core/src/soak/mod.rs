@@ -54,7 +54,9 @@ pub fn document(path: &str, top: usize) -> Result<Document> {
             why,
         };
         if schema_of(&line) != Some(SCHEMA) {
-            return Err(bad(format!("not an {SCHEMA} line (measure --explain-every writes them)")));
+            return Err(bad(format!(
+                "not an {SCHEMA} line (measure --explain-every writes them)"
+            )));
         }
         summary.add(&line).map_err(bad)?;
     }

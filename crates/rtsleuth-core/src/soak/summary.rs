@@ -91,7 +91,10 @@ impl Summary {
         let pid = task["pid"].as_i64().ok_or("finding without task.pid")?;
         let target = self.targets.entry((comm.to_string(), pid)).or_default();
         target.spikes += 1;
-        for row in line["aggregate"].as_array().ok_or("no \"aggregate\" array")? {
+        for row in line["aggregate"]
+            .as_array()
+            .ok_or("no \"aggregate\" array")?
+        {
             let (key, sum) = cause_row(row)?;
             add(target.causes.entry(key.clone()).or_default(), sum);
             add(self.overall.entry(key).or_default(), sum);
@@ -163,7 +166,10 @@ impl Summary {
     fn all_warnings(&self) -> Vec<String> {
         let mut all = self.warnings.clone();
         if self.more_warnings > 0 {
-            all.push(format!("{} more warnings of the captures not shown", self.more_warnings));
+            all.push(format!(
+                "{} more warnings of the captures not shown",
+                self.more_warnings
+            ));
         }
         if self.unexplained > 0 {
             all.push(format!(
@@ -246,10 +252,14 @@ fn number(v: &Value, field: &str) -> Result<f64, String> {
 }
 
 fn cause_row(row: &Value) -> Result<(Key, Sum), String> {
-    let kind = row["kind"].as_str().ok_or("aggregate row without \"kind\"")?;
+    let kind = row["kind"]
+        .as_str()
+        .ok_or("aggregate row without \"kind\"")?;
     let culprit = row["culprit"].as_str().map(str::to_string);
     let sum = Sum {
-        spikes: row["spikes"].as_u64().ok_or("aggregate row without \"spikes\"")?,
+        spikes: row["spikes"]
+            .as_u64()
+            .ok_or("aggregate row without \"spikes\"")?,
         total_us: number(row, "total_us")?,
         max_us: number(row, "max_us")?,
     };

@@ -7,7 +7,7 @@
 //! poll later. Only then are the pages read out, written as trace.dat and handed to `explain`,
 //! narrowed to the thread that broke.
 
-use super::thread::{Spike, OnSpike};
+use super::thread::{OnSpike, Spike};
 use crate::cpus::CpuList;
 use crate::record::{Armed, BufferOptions};
 use crate::tracefs::SpikeStop;

@@ -5,7 +5,7 @@
 use super::options::MeasureOptions;
 use super::progress::ThreadView;
 use super::summary::LiveStats;
-use super::thread::{measure, Spike, OnSpike, Shared, ThreadResult};
+use super::thread::{measure, OnSpike, Shared, Spike, ThreadResult};
 use crate::cpus::CpuList;
 use crate::dma_latency::DmaLatency;
 use crate::signals::Interrupt;

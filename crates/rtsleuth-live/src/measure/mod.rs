@@ -8,15 +8,15 @@
 //! stopped, so a caller can stop tracing with the spike at the end of the buffer.
 
 pub mod break_trace;
-pub mod soak;
 pub mod deadline;
 pub mod engine;
 pub mod options;
 pub mod progress;
 pub mod report;
+pub mod soak;
 pub mod summary;
 pub mod thread;
 
 pub use engine::{run, Ending, Hooks, Outcome};
 pub use options::{MeasureOptions, ThreadPlan};
-pub use thread::{Spike, OnSpike, ThreadResult};
+pub use thread::{OnSpike, Spike, ThreadResult};

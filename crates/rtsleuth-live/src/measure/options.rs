@@ -93,7 +93,9 @@ impl MeasureOptions {
             return invalid("--duration must be longer than 0".into());
         }
         if self.break_us.is_some() && self.spike_us.is_some() {
-            return invalid("--break stops at the first spike and --explain-every goes on: give one".into());
+            return invalid(
+                "--break stops at the first spike and --explain-every goes on: give one".into(),
+            );
         }
         if let Some(n) = self.hist_us {
             if n == 0 || n > MAX_HIST_US {
@@ -185,7 +187,7 @@ mod tests {
     #[test]
     fn refuses_what_would_spin_or_cannot_run() {
         type Change = fn(&mut MeasureOptions);
-        let cases: [(Change, &str); 8] = [
+        let cases: [(Change, &str); 9] = [
             (|o| o.interval_us = 49, "below the 50 us minimum"),
             (|o| o.prio = 0, "outside 1-99 for fifo"),
             (|o| o.prio = 100, "outside 1-99"),
@@ -194,6 +196,10 @@ mod tests {
             (|o| o.loops = Some(0), "--loops"),
             (|o| o.duration = Some(Duration::ZERO), "--duration"),
             (|o| o.hist_us = Some(0), "histogram size 0"),
+            (
+                |o| (o.break_us, o.spike_us) = (Some(100), Some(100)),
+                "--break stops at the first spike",
+            ),
         ];
         for (change, want) in cases {
             let mut o = opts("0");

@@ -78,7 +78,10 @@ impl<W: Write> LiveView<W> {
         if self.drawn > 0 {
             write!(self.out, "\x1b[{}A", self.drawn)?;
         }
-        let lines = views.iter().map(ThreadView::line).chain(below.iter().cloned());
+        let lines = views
+            .iter()
+            .map(ThreadView::line)
+            .chain(below.iter().cloned());
         let mut drawn = 0;
         for line in lines {
             // Erase to the end of the line: a shorter line must not leave the old one's tail.
@@ -86,11 +89,11 @@ impl<W: Write> LiveView<W> {
             drawn += 1;
         }
         // Fewer lines than last time: erase what is left of the old drawing.
-        for _ in drawn..self.drawn {
+        let left = self.drawn.saturating_sub(drawn);
+        for _ in 0..left {
             writeln!(self.out, "\x1b[K")?;
-            drawn += 1;
         }
-        self.drawn = drawn;
+        self.drawn = drawn + left;
         self.out.flush()
     }
 }

@@ -27,6 +27,12 @@ impl SpikeStop {
         })
     }
 
+    /// Writes into two ordinary files, for tests of what calls it.
+    #[cfg(test)]
+    pub(crate) fn into_files(marker: File, switch: File) -> SpikeStop {
+        SpikeStop { marker, switch }
+    }
+
     /// Writes cyclictest's `hit latency threshold (X > Y)` mark, which `explain` takes as the
     /// victim's own account of its lateness, then stops recording so the events before the
     /// spike are not overwritten. Errors are ignored: the caller is a measuring thread with no

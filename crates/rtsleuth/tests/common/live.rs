@@ -54,13 +54,11 @@ pub fn assert_tracefs_restored(
     assert!(diff.is_empty(), "tracefs not restored: {diff:?}");
 }
 
-
 pub fn json_of(out: &std::process::Output) -> Value {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "measure failed: {stderr}");
     serde_json::from_slice(&out.stdout).unwrap()
 }
-
 
 /// A SCHED_FIFO hog in this process: pinned to `cpu` at `prio`, named `name`, it spins
 /// `burst` every `period` (+100 us, so the bursts sweep the measuring thread's phase) until

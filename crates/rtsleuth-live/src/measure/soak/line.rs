@@ -81,8 +81,10 @@ mod tests {
             woke_ns: 5_001_834_250,
         };
         let finding = json!({"root_cause": "higher_priority"});
-        let aggregate = [json!({"kind": "higher_priority", "culprit": "rt_hog-77", "spikes": 1,
-                                 "total_us": 1800.0, "max_us": 1800.0})];
+        let aggregate = [
+            json!({"kind": "higher_priority", "culprit": "rt_hog-77", "spikes": 1,
+                                 "total_us": 1800.0, "max_us": 1800.0}),
+        ];
         let wall = SystemTime::UNIX_EPOCH + Duration::from_micros(1_795_000_000_123_456);
         let at = Capture {
             n: 3,

@@ -69,3 +69,68 @@ impl OnSpike for FlightRecorder {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    fn spike(latency_us: u64) -> Spike {
+        Spike {
+            thread: 0,
+            cpu: 0,
+            tid: 7,
+            latency_ns: latency_us * 1000,
+            threshold_ns: 100_000,
+            cycle: 1,
+            expected_ns: 0,
+            woke_ns: 0,
+        }
+    }
+
+    #[test]
+    fn one_capture_at_a_time_and_every_other_spike_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let (marker, switch) = (dir.path().join("marker"), dir.path().join("switch"));
+        let stop = SpikeStop::into_files(
+            std::fs::File::create(&marker).unwrap(),
+            std::fs::File::create(&switch).unwrap(),
+        );
+        let (tx, rx) = mpsc::sync_channel(1);
+        let recorder = FlightRecorder::new(stop, tx);
+        recorder.on_spike(&spike(300));
+        assert_eq!(
+            std::fs::read_to_string(&marker).unwrap(),
+            "hit latency threshold (300 > 100)"
+        );
+        assert_eq!(std::fs::read_to_string(&switch).unwrap(), "0");
+        // While the first is captured: counted, not handed over, not marked.
+        recorder.on_spike(&spike(900));
+        recorder.on_spike(&spike(200));
+        assert_eq!(rx.try_recv().unwrap().latency_ns, 300_000);
+        assert!(rx.try_recv().is_err());
+        recorder.reopen();
+        recorder.on_spike(&spike(400));
+        assert_eq!(rx.try_recv().unwrap().latency_ns, 400_000);
+        let mut tally = Tally::new(100);
+        recorder.count_into(&mut tally);
+        assert_eq!((tally.seen, tally.missed), (4, 2));
+        assert_eq!(tally.missed_worst_ns, 900_000);
+    }
+
+    #[test]
+    fn a_gone_worker_turns_spikes_into_missed_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let stop = SpikeStop::into_files(
+            std::fs::File::create(dir.path().join("m")).unwrap(),
+            std::fs::File::create(dir.path().join("s")).unwrap(),
+        );
+        let (tx, rx) = mpsc::sync_channel(1);
+        drop(rx);
+        let recorder = FlightRecorder::new(stop, tx);
+        recorder.on_spike(&spike(300));
+        let mut tally = Tally::new(100);
+        recorder.count_into(&mut tally);
+        assert_eq!((tally.seen, tally.missed), (1, 1));
+    }
+}

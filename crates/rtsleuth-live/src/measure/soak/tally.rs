@@ -70,7 +70,12 @@ impl Tally {
     /// The live view's lines under the threads: the counts, then the three largest causes.
     pub fn live_lines(&self) -> Vec<String> {
         let mut lines = vec![self.headline()];
-        lines.extend(self.summary.leaders(3).into_iter().map(|l| format!("  {l}")));
+        lines.extend(
+            self.summary
+                .leaders(3)
+                .into_iter()
+                .map(|l| format!("  {l}")),
+        );
         lines
     }
 
@@ -132,5 +137,67 @@ impl Tally {
             self.missed,
             fmt_us(ns_to_us(self.missed_worst_ns))
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(finding: bool, rows: Value) -> Value {
+        json!({
+            "schema": "rtsleuth.spike/1",
+            "spike": {"cpu": 0, "tid": 5, "threshold_us": 500.0, "latency_us": 900.0},
+            "finding": if finding { json!({"task": {"comm": "rtsleuth-m0", "pid": 5}, "latency_us": 900.0}) } else { Value::Null },
+            "aggregate": rows,
+            "warnings": [],
+        })
+    }
+
+    #[test]
+    fn counts_and_causes_over_the_lines() {
+        let mut t = Tally::new(500);
+        let hog = |us: f64| json!({"kind": "higher_priority", "culprit": "hog-9", "spikes": 1, "total_us": us, "max_us": us});
+        t.add(&line(true, json!([hog(800.0)])));
+        t.add(&line(true, json!([hog(700.0)])));
+        t.add(&line(false, json!([])));
+        (t.seen, t.missed, t.missed_worst_ns, t.blind_ns) = (5, 2, 1_234_500, 60_000_000);
+        assert_eq!(
+            t.headline(),
+            "Spikes over 500 us: 5 seen, 2 explained, 1 unexplained, 2 missed (during a capture)"
+        );
+        assert_eq!(
+            t.live_lines()[1],
+            "  higher_priority hog-9: 2 spikes, 1500 us"
+        );
+        let j = t.json(json!({"findings_file": "f.jsonl"}));
+        assert_eq!(
+            (
+                j["captured"].as_u64(),
+                j["explained"].as_u64(),
+                j["missed_worst_us"].as_f64()
+            ),
+            (Some(3), Some(2), Some(1234.5))
+        );
+        assert_eq!(j["blind_s"], 0.06);
+        assert_eq!(j["findings_file"], "f.jsonl");
+        assert_eq!(j["by_cause"][0]["total_us"], 1500.0);
+        let blocks = t.blocks(&[(2, 800_000, "d/spike-000002.dat".into())], "f.jsonl");
+        let Block::Pairs(_, pairs) = &blocks[0] else {
+            panic!()
+        };
+        let get = |k: &str| pairs.iter().find(|p| p.0 == k).map(|p| p.1.as_str());
+        assert_eq!(
+            get("missed"),
+            Some("2 (came while another spike was being captured; the worst 1234.5 us)")
+        );
+        assert_eq!(get("kept #2"), Some("d/spike-000002.dat (800 us)"));
+        let Block::Table(table) = &blocks[1] else {
+            panic!()
+        };
+        assert_eq!(
+            table.rows[0],
+            vec!["higher_priority", "hog-9", "2", "1500", "800"]
+        );
     }
 }

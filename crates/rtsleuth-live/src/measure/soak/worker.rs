@@ -2,12 +2,12 @@
 //! start recording again at once, then explain the capture while measurement goes on, write
 //! its line and keep the file if it is among the worst.
 
+use super::explainer::Explainer;
 use super::kept::KeptTraces;
 use super::line::{spike_line, Capture, Explained};
 use super::recorder::FlightRecorder;
 use super::tally::Tally;
 use crate::clock::mono;
-use super::explainer::Explainer;
 use crate::measure::thread::Spike;
 use crate::record::{spool_dir, write_tracedat, Armed, TraceMeta};
 use crate::LiveError;
@@ -186,4 +186,50 @@ fn the_spike<'a>(doc: &'a Value, spike: &Spike) -> Result<&'a Value, String> {
 
 fn seconds(ns: u64) -> String {
     format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn spike() -> Spike {
+        Spike {
+            thread: 0,
+            cpu: 0,
+            tid: 77,
+            latency_ns: 1_500_000,
+            threshold_ns: 500_000,
+            cycle: 10,
+            expected_ns: 1_000_123_456_789,
+            woke_ns: 1_000_124_956_789,
+        }
+    }
+
+    #[test]
+    fn the_finding_due_at_the_deadline_is_the_spike() {
+        // A timer's due time is the deadline itself; a mark's a few us off.
+        for due in ["1000.123456789", "1000.123460000"] {
+            let doc = json!({"findings": [{"expected_ts": due.parse::<f64>().unwrap()}]});
+            assert!(the_spike(&doc, &spike()).is_ok(), "{due}");
+        }
+    }
+
+    #[test]
+    fn another_wakeup_or_none_is_not_the_spike() {
+        let next = json!({"findings": [{"expected_ts": 1000.124456789}]});
+        let err = the_spike(&next, &spike()).unwrap_err();
+        assert!(
+            err.contains("due at 1000.124456789, not at the spike's deadline 1000.123456789"),
+            "{err}"
+        );
+        let none = json!({"findings": []});
+        assert!(the_spike(&none, &spike())
+            .unwrap_err()
+            .contains("no wake-up of tid 77"));
+        let undue = json!({"findings": [{"expected_ts": null}]});
+        assert!(the_spike(&undue, &spike())
+            .unwrap_err()
+            .contains("without a due time"));
+    }
 }
