@@ -99,6 +99,18 @@ fn lines_add_up_per_task_and_overall() {
             {"kind": "kernel_path", "culprit": null, "spikes": 3, "total_us": 160.0, "max_us": 100.0},
         ])
     );
+    let mut summary = rtsleuth_core::soak::Summary::new(0);
+    for l in std::fs::read_to_string(path(&f)).unwrap().lines() {
+        summary.add(&serde_json::from_str(l).unwrap()).unwrap();
+    }
+    assert_eq!(
+        summary.classes(),
+        "higher_priority 3650 us, preempt_off 690 us, kernel_path 160 us"
+    );
+    assert_eq!(
+        summary.leaders(1),
+        vec!["higher_priority hog-7: 2 spikes, 3650 us"]
+    );
     let t10 = j["targets"]
         .as_array()
         .unwrap()

@@ -185,6 +185,21 @@ impl Summary {
         rows_json(&self.overall)
     }
 
+    /// Time per class over every explained spike, largest first, in one line
+    /// (`higher_priority 10812 us, black_hole 3630 us`); empty before the first.
+    pub fn classes(&self) -> String {
+        let mut per: BTreeMap<&str, f64> = BTreeMap::new();
+        for ((kind, _), s) in &self.overall {
+            *per.entry(kind).or_default() += s.total_us;
+        }
+        let mut all: Vec<(&str, f64)> = per.into_iter().collect();
+        all.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+        all.iter()
+            .map(|(kind, us)| format!("{kind} {} us", fmt_us(round3(*us))))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     /// The `n` largest causes as short lines (`higher_priority rt_hog-77: 6 spikes, 10812 us`),
     /// for a live view.
     pub fn leaders(&self, n: usize) -> Vec<String> {

@@ -5,7 +5,8 @@
 //! measuring thread marks it and stops recording; the [`worker`] reads the buffer out as
 //! trace.dat, starts recording again and explains the capture while measurement goes on,
 //! writing one line of `findings.jsonl` ([`line`]) and keeping the worst N files ([`kept`]).
-//! Spikes that come while a capture is under way are counted as missed. Memory holds one
+//! Spikes that come while a capture is under way, or were due before recording restarted
+//! after one, are counted as missed. Memory holds one
 //! spike in flight, N file names and one [`tally`] entry per culprit.
 
 mod explainer;
@@ -22,6 +23,7 @@ use super::break_trace::buffer_options;
 use super::engine::{self, Hooks, Outcome};
 use super::options::MeasureOptions;
 use super::progress::ThreadView;
+use crate::clock::mono;
 use crate::cpus::CpuList;
 use crate::record::Armed;
 use crate::sched::pin_current_thread_to;
@@ -54,7 +56,7 @@ pub struct Soaked {
     pub tally: Tally,
     pub findings: PathBuf,
     /// (capture number, latency ns, file), worst first.
-    pub kept: Vec<(u64, u64, PathBuf)>,
+    pub kept: Kept,
     /// Preset groups this kernel lacks, tracefs mounted here, what restoring could not undo.
     pub notes: Vec<String>,
 }
@@ -80,9 +82,8 @@ pub fn run(
     let stop = SpikeStop::open(&armed.session)?;
     armed.session.tracing_on(true)?;
     let (handoff, spikes) = mpsc::sync_channel(1);
-    let recorder = FlightRecorder::new(stop, handoff);
+    let recorder = FlightRecorder::new(stop, handoff, mono());
     let tally = Mutex::new(Tally::new(threshold_us));
-    let done = AtomicBool::new(false);
     let files = WorkerFiles {
         dir: soak.out.clone(),
         findings,
@@ -94,33 +95,13 @@ pub fn run(
         notes.push(SHARED_CPUS.to_owned());
     }
     let worker = Worker::new(&mut armed, spikes, files)?;
-    let (measured, served) = std::thread::scope(|scope| {
-        let serving = scope.spawn(|| {
-            let served = keep_apart(&aside).and_then(|()| worker.run(&recorder, &tally, &done));
-            if served.is_err() {
-                interrupt.raise();
-            }
-            served
-        });
-        let mut progress = progress;
-        let mut draw = |views: &[ThreadView]| {
-            if let Some(p) = progress.as_mut() {
-                let lines = current(&tally, &recorder).live_lines();
-                p(views, &lines);
-            }
-        };
-        let hooks = Hooks {
-            on_spike: Some(&recorder),
-            interrupt: Some(interrupt),
-            progress: Some(&mut draw),
-        };
-        let measured = engine::run(opts, hooks);
-        done.store(true, Ordering::Release);
-        let served = serving
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (measured, served)
-    });
+    let beside = Beside {
+        recorder: &recorder,
+        tally: &tally,
+        interrupt,
+        aside: &aside,
+    };
+    let (measured, served) = beside.run(opts, worker, progress);
     let mut tally = tally.into_inner().unwrap_or_else(|e| e.into_inner());
     recorder.count_into(&mut tally);
     // Its open marker and switch keep the instance busy: they close before it is removed
@@ -138,6 +119,58 @@ pub fn run(
             notes,
         },
     ))
+}
+
+/// What the measuring threads and the worker share while both run.
+struct Beside<'a> {
+    recorder: &'a FlightRecorder,
+    tally: &'a Mutex<Tally>,
+    interrupt: &'a Interrupt,
+    /// The CPUs the worker runs on, when any is left out of the measurement.
+    aside: &'a CpuList,
+}
+
+/// The kept traces: (capture number, latency ns, file), worst first.
+type Kept = Vec<(u64, u64, PathBuf)>;
+
+impl Beside<'_> {
+    /// Measures and serves spikes side by side until both are done; a failed worker ends the
+    /// measurement as a signal would.
+    fn run(
+        &self,
+        opts: &MeasureOptions,
+        worker: Worker<'_>,
+        mut progress: Option<SoakProgress<'_>>,
+    ) -> (Result<Outcome, LiveError>, Result<Kept, LiveError>) {
+        let done = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let serving = scope.spawn(|| {
+                let served = keep_apart(self.aside)
+                    .and_then(|()| worker.run(self.recorder, self.tally, &done));
+                if served.is_err() {
+                    self.interrupt.raise();
+                }
+                served
+            });
+            let mut draw = |views: &[ThreadView]| {
+                if let Some(p) = progress.as_mut() {
+                    let lines = current(self.tally, self.recorder).live_lines();
+                    p(views, &lines);
+                }
+            };
+            let hooks = Hooks {
+                on_spike: Some(self.recorder),
+                interrupt: Some(self.interrupt),
+                progress: Some(&mut draw),
+            };
+            let measured = engine::run(opts, hooks);
+            done.store(true, Ordering::Release);
+            let served = serving
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (measured, served)
+        })
+    }
 }
 
 /// Said when no CPU is left for the worker.

@@ -2,7 +2,8 @@
 //!
 //! The first spike while no capture is under way wins the gate, writes the mark, stops
 //! recording and hands itself to the worker; any spike while the gate is closed (a capture
-//! being read out, or tracing still off) is counted as missed. Everything here is an atomic or
+//! being read out, or tracing still off), or due before recording last restarted (its start
+//! was not recorded, so no capture can explain it), is counted as missed. Everything here is an atomic or
 //! a write prepared in advance, so the thread is back to sleep within two syscalls.
 
 use super::Tally;
@@ -15,6 +16,8 @@ pub struct FlightRecorder {
     stop: SpikeStop,
     /// Closed from a winning spike until the worker has tracing on again.
     capturing: AtomicBool,
+    /// When recording last went on (CLOCK_MONOTONIC ns).
+    recording_since: AtomicU64,
     seen: AtomicU64,
     missed: AtomicU64,
     missed_worst_ns: AtomicU64,
@@ -23,10 +26,12 @@ pub struct FlightRecorder {
 }
 
 impl FlightRecorder {
-    pub(super) fn new(stop: SpikeStop, handoff: SyncSender<Spike>) -> FlightRecorder {
+    /// A recorder whose buffer has been recording since `since`.
+    pub(super) fn new(stop: SpikeStop, handoff: SyncSender<Spike>, since: u64) -> FlightRecorder {
         FlightRecorder {
             stop,
             capturing: AtomicBool::new(false),
+            recording_since: AtomicU64::new(since),
             seen: AtomicU64::new(0),
             missed: AtomicU64::new(0),
             missed_worst_ns: AtomicU64::new(0),
@@ -34,8 +39,10 @@ impl FlightRecorder {
         }
     }
 
-    /// The worker turned tracing back on: the next spike may be captured.
-    pub(super) fn reopen(&self) {
+    /// The worker turned tracing back on at `since`: the next spike due after it may be
+    /// captured.
+    pub(super) fn reopen(&self, since: u64) {
+        self.recording_since.store(since, Ordering::Release);
         self.capturing.store(false, Ordering::Release);
     }
 
@@ -56,7 +63,9 @@ impl FlightRecorder {
 impl OnSpike for FlightRecorder {
     fn on_spike(&self, event: &Spike) {
         self.seen.fetch_add(1, Ordering::Relaxed);
-        if self.capturing.swap(true, Ordering::AcqRel) {
+        if event.expected_ns < self.recording_since.load(Ordering::Acquire)
+            || self.capturing.swap(true, Ordering::AcqRel)
+        {
             self.miss(event);
             return;
         }
@@ -97,7 +106,7 @@ mod tests {
             std::fs::File::create(&switch).unwrap(),
         );
         let (tx, rx) = mpsc::sync_channel(1);
-        let recorder = FlightRecorder::new(stop, tx);
+        let recorder = FlightRecorder::new(stop, tx, 0);
         recorder.on_spike(&spike(300));
         assert_eq!(
             std::fs::read_to_string(&marker).unwrap(),
@@ -109,13 +118,21 @@ mod tests {
         recorder.on_spike(&spike(200));
         assert_eq!(rx.try_recv().unwrap().latency_ns, 300_000);
         assert!(rx.try_recv().is_err());
-        recorder.reopen();
-        recorder.on_spike(&spike(400));
+        recorder.reopen(5_000);
+        // Due before recording restarted: its start is not in any buffer.
+        recorder.on_spike(&Spike {
+            expected_ns: 4_999,
+            ..spike(950)
+        });
+        recorder.on_spike(&Spike {
+            expected_ns: 5_000,
+            ..spike(400)
+        });
         assert_eq!(rx.try_recv().unwrap().latency_ns, 400_000);
         let mut tally = Tally::new(100);
         recorder.count_into(&mut tally);
-        assert_eq!((tally.seen, tally.missed), (4, 2));
-        assert_eq!(tally.missed_worst_ns, 900_000);
+        assert_eq!((tally.seen, tally.missed), (5, 3));
+        assert_eq!(tally.missed_worst_ns, 950_000);
     }
 
     #[test]
@@ -127,7 +144,7 @@ mod tests {
         );
         let (tx, rx) = mpsc::sync_channel(1);
         drop(rx);
-        let recorder = FlightRecorder::new(stop, tx);
+        let recorder = FlightRecorder::new(stop, tx, 0);
         recorder.on_spike(&spike(300));
         let mut tally = Tally::new(100);
         recorder.count_into(&mut tally);

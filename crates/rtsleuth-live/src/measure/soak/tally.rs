@@ -13,7 +13,8 @@ pub struct Tally {
     pub threshold_us: u64,
     /// Wake-ups above the threshold; filled in from the recorder's counters.
     pub seen: u64,
-    /// Seen while another capture was under way, so never traced on their own.
+    /// Seen while another capture was under way, or due before recording restarted after
+    /// one: never traced whole.
     pub missed: u64,
     /// The latest wake-up among those.
     pub missed_worst_ns: u64,
@@ -58,7 +59,7 @@ impl Tally {
     /// The counts in one line.
     pub fn headline(&self) -> String {
         format!(
-            "Spikes over {} us: {} seen, {} explained, {} unexplained, {} missed (during a capture)",
+            "Spikes over {} us: {} seen, {} explained, {} unexplained, {} missed (not recorded whole)",
             self.threshold_us,
             self.seen,
             self.explained(),
@@ -133,7 +134,7 @@ impl Tally {
             return "0".to_owned();
         }
         format!(
-            "{} (came while another spike was being captured; the worst {} us)",
+            "{} (came during another spike's capture, or were due before recording restarted after one; the worst {} us)",
             self.missed,
             fmt_us(ns_to_us(self.missed_worst_ns))
         )
@@ -164,7 +165,7 @@ mod tests {
         (t.seen, t.missed, t.missed_worst_ns, t.blind_ns) = (5, 2, 1_234_500, 60_000_000);
         assert_eq!(
             t.headline(),
-            "Spikes over 500 us: 5 seen, 2 explained, 1 unexplained, 2 missed (during a capture)"
+            "Spikes over 500 us: 5 seen, 2 explained, 1 unexplained, 2 missed (not recorded whole)"
         );
         assert_eq!(
             t.live_lines()[1],
@@ -189,7 +190,7 @@ mod tests {
         let get = |k: &str| pairs.iter().find(|p| p.0 == k).map(|p| p.1.as_str());
         assert_eq!(
             get("missed"),
-            Some("2 (came while another spike was being captured; the worst 1234.5 us)")
+            Some("2 (came during another spike's capture, or were due before recording restarted after one; the worst 1234.5 us)")
         );
         assert_eq!(get("kept #2"), Some("d/spike-000002.dat (800 us)"));
         let Block::Table(table) = &blocks[1] else {

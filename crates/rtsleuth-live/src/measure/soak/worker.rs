@@ -75,7 +75,7 @@ impl<'a> Worker<'a> {
         recorder: &FlightRecorder,
         tally: &Mutex<Tally>,
         done: &AtomicBool,
-    ) -> Result<Vec<(u64, u64, PathBuf)>, LiveError> {
+    ) -> Result<super::Kept, LiveError> {
         loop {
             match self.spikes.recv_timeout(IDLE) {
                 Ok(spike) => self.serve(&spike, recorder, tally)?,
@@ -98,44 +98,16 @@ impl<'a> Worker<'a> {
         tally: &Mutex<Tally>,
     ) -> Result<(), LiveError> {
         let wall = SystemTime::now() - Duration::from_nanos(mono().saturating_sub(spike.woke_ns));
-        self.captures += 1;
-        let n = self.captures;
-        let path = self.dir.join(format!("spike-{n:06}.dat"));
-        // Only the pages are read with recording off; the file (formats, symbols, comms) is
-        // written after it is on again.
-        let spool = spool_dir(&path)?;
-        let capture = self.armed.drain(spool.path())?;
-        self.armed.session.clear_buffer()?;
-        self.armed.session.tracing_on(true)?;
-        recorder.reopen();
-        let blind_ns = mono().saturating_sub(spike.woke_ns);
-        self.meta.refresh_comms(self.armed.session.root())?;
-        write_tracedat(&path, &self.meta, &capture)?;
-        drop(spool);
+        let (path, blind_ns) = self.capture(spike, recorder)?;
         // A capture explain cannot read is one unexplained spike, not the end of the night.
         let doc = self.explainer.explain(&path, spike.tid);
         let none = Vec::new();
-        let explained = match &doc {
-            Ok(doc) => {
-                let finding = the_spike(doc, spike);
-                Explained {
-                    aggregate: match finding {
-                        Ok(_) => doc["aggregate"].as_array().unwrap_or(&none),
-                        Err(_) => &none,
-                    },
-                    finding,
-                    warnings: doc["warnings"].as_array().unwrap_or(&none),
-                }
-            }
-            Err(why) => Explained {
-                finding: Err(format!("explain could not read the capture: {why}")),
-                aggregate: &none,
-                warnings: &none,
-            },
-        };
-        let kept = self.kept.offer(n, spike.latency_ns, path.clone())?;
+        let explained = explained(&doc, spike, &none);
+        let kept = self
+            .kept
+            .offer(self.captures, spike.latency_ns, path.clone())?;
         let at = Capture {
-            n,
+            n: self.captures,
             wall,
             blind_ns,
             trace_file: kept.then_some(&path),
@@ -148,6 +120,28 @@ impl<'a> Worker<'a> {
         Ok(())
     }
 
+    /// Reads the stopped buffer out, starts recording again and writes the next
+    /// `spike-N.dat`; returns it and how long recording was off after the spike.
+    fn capture(
+        &mut self,
+        spike: &Spike,
+        recorder: &FlightRecorder,
+    ) -> Result<(PathBuf, u64), LiveError> {
+        self.captures += 1;
+        let path = self.dir.join(format!("spike-{:06}.dat", self.captures));
+        // Only the pages are read with recording off; the file (formats, symbols, comms) is
+        // written after it is on again.
+        let spool = spool_dir(&path)?;
+        let pages = self.armed.drain(spool.path())?;
+        self.armed.session.clear_buffer()?;
+        self.armed.session.tracing_on(true)?;
+        let restarted = mono();
+        recorder.reopen(restarted);
+        self.meta.refresh_comms(self.armed.session.root())?;
+        write_tracedat(&path, &self.meta, &pages)?;
+        Ok((path, restarted.saturating_sub(spike.woke_ns)))
+    }
+
     /// One whole line per write(2), so a reader never sees half of one.
     fn write_line(&mut self, line: &Value) -> Result<(), LiveError> {
         let mut text = line.to_string();
@@ -156,6 +150,33 @@ impl<'a> Worker<'a> {
         self.findings
             .write_all(text.as_bytes())
             .map_err(|e| LiveError::file(&path, e))
+    }
+}
+
+/// What explain's document `doc` (or its failure) says of `spike`.
+fn explained<'a>(
+    doc: &'a Result<Value, String>,
+    spike: &Spike,
+    none: &'a Vec<Value>,
+) -> Explained<'a> {
+    let doc = match doc {
+        Ok(doc) => doc,
+        Err(why) => {
+            return Explained {
+                finding: Err(format!("explain could not read the capture: {why}")),
+                aggregate: none,
+                warnings: none,
+            }
+        }
+    };
+    let finding = the_spike(doc, spike);
+    Explained {
+        aggregate: match finding {
+            Ok(_) => doc["aggregate"].as_array().unwrap_or(none),
+            Err(_) => none,
+        },
+        finding,
+        warnings: doc["warnings"].as_array().unwrap_or(none),
     }
 }
 
