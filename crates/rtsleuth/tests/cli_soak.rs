@@ -143,6 +143,22 @@ fn live_soak_explains_each_burst_of_a_higher_priority_hog() {
 
     // The night's file becomes the page and the gate's input.
     let findings = out_dir.join("findings.jsonl");
+    assert!(
+        page_of(&findings).contains(&culprit),
+        "the page names the hog"
+    );
+    let d = run(&[
+        "diff",
+        findings.to_str().unwrap(),
+        findings.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(d.status.success(), "{}", String::from_utf8_lossy(&d.stderr));
+}
+
+/// `rtsleuth report` of a findings file: the page.
+fn page_of(findings: &Path) -> String {
+    let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("soak.html");
     let r = run(&[
         "report",
@@ -151,15 +167,7 @@ fn live_soak_explains_each_burst_of_a_higher_priority_hog() {
         page.to_str().unwrap(),
     ]);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    let html = std::fs::read_to_string(&page).unwrap();
-    assert!(html.contains(&culprit), "the page names the hog");
-    let d = run(&[
-        "diff",
-        findings.to_str().unwrap(),
-        findings.to_str().unwrap(),
-        "--json",
-    ]);
-    assert!(d.status.success(), "{}", String::from_utf8_lossy(&d.stderr));
+    std::fs::read_to_string(&page).unwrap()
 }
 
 fn spawn_soak(out_dir: &Path, secs: &str) -> Child {
@@ -312,4 +320,75 @@ fn refuses_a_soak_that_cannot_run() {
         assert!(stderr.contains(want), "{all:?}: {stderr}");
         assert!(out.stdout.is_empty(), "{all:?} printed a report");
     }
+}
+
+const FIXTURE: &str = "tests/fixtures/recorded/soak";
+
+/// The recorded soak (its README): the hog's ten bursts are ten lines naming it, what the live
+/// totals said is what the file adds up to, and `report` and `diff` read the file.
+#[test]
+fn a_recorded_soak_reads_back_as_it_ran() {
+    let root = common::repo_root();
+    let findings = root.join(FIXTURE).join("findings.jsonl");
+    let all = lines(&findings);
+    assert_eq!(all.len(), 12);
+    let hog: Vec<&Value> = all
+        .iter()
+        .filter(|l| blamed(l, "higher_priority", "fifo_burst-19668") > 0.0)
+        .collect();
+    let measured: Vec<f64> = hog
+        .iter()
+        .map(|l| l["spike"]["latency_us"].as_f64().unwrap())
+        .collect();
+    assert_eq!(
+        measured,
+        [
+            1154.335, 1243.665, 1342.049, 1443.628, 1542.784, 1643.071, 1742.246, 1840.109, 943.1,
+            1334.321
+        ]
+    );
+    for l in &hog {
+        assert_eq!(l["finding"]["root_cause"], "higher_priority");
+        assert_eq!(l["finding"]["task"]["pid"], 19672);
+    }
+    let measure: Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join(FIXTURE).join("measure.json")).unwrap(),
+    )
+    .unwrap();
+    let doc = rtsleuth_core::soak::document(findings.to_str().unwrap(), 3).unwrap();
+    assert_eq!(doc.json["aggregate"], measure["spikes"]["by_cause"]);
+    assert_eq!(doc.json["aggregate"][0]["spikes"], 10);
+    let worst: Vec<&Value> = doc.json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| &f["latency_us"])
+        .collect();
+    assert_eq!(worst, [6460.56, 1838.898, 1740.934]);
+
+    let html = page_of(&findings);
+    for want in [
+        "Aggregate over every explained spike at least 500 us late",
+        "fifo_burst-19668",
+        "12, 12 explained",
+        "2026-11-26T09:44",
+    ] {
+        assert!(html.contains(want), "the page lacks {want}");
+    }
+    assert!(
+        !html.contains("id=\"latency\""),
+        "a findings file has no latency section"
+    );
+    let d = run(&[
+        "diff",
+        "--json",
+        findings.to_str().unwrap(),
+        findings.to_str().unwrap(),
+    ]);
+    assert!(d.status.success(), "{}", String::from_utf8_lossy(&d.stderr));
+    let v: Value = serde_json::from_slice(&d.stdout).unwrap();
+    assert_eq!(v["base"]["what"], "soak findings, rtsleuth.spike/1", "{v}");
+    let e = run(&["explain", findings.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&e.stderr)
+        .contains("`rtsleuth report` and `diff` read a soak's findings.jsonl"));
 }
