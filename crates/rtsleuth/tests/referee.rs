@@ -16,6 +16,8 @@
 //! each `--top 20 --threshold 0`). A trace the peer or the engine cannot read is a skip; each
 //! folder has a minimum number of traces checked ([`MINIMUM`]).
 
+#[path = "referee/chains.rs"]
+mod chains;
 #[path = "referee/finding.rs"]
 mod finding;
 #[path = "referee/frames.rs"]
@@ -61,6 +63,8 @@ pub const RULES: &[(&str, bool)] = &[
     ("json", true),
     ("irq_frame_open", true),
     ("completeness", true),
+    // Issue 27: drafted in docs/claims.md before the engine; pipe_chain fails it today.
+    ("chain_required", false),
     ("V1_common_window", true),
     ("V2_impossible_state", true),
     ("E1_kernel_path_bound", true),
@@ -148,6 +152,7 @@ pub fn check_finding(f: &Finding, cx: &Ctx) -> Vec<Violation> {
     rules_wakeup::victim_never_runs(f, cx, &mut out);
     rules_wakeup::no_lost_events_inside(f, cx, &mut out);
     rules_wakeup::no_impossible_state(f, cx, &mut out);
+    rules_wakeup::chain_required(f, cx, &mut out);
     rules_stretch::stretch_cpu(f, cx, &mut out);
     rules_stretch::black_hole(f, cx, &mut out);
     rules_stretch::task_holds_cpu(f, cx, &mut out);

@@ -256,3 +256,25 @@ pub fn no_impossible_state(f: &Finding, cx: &Ctx, out: &mut Out) {
         }
     }
 }
+
+/// chain_required: a wake-up whose chain of wakers has a proven start (within
+/// [`chains::DEPTH`] links) is a `chain` finding.
+pub fn chain_required(f: &Finding, cx: &Ctx, out: &mut Out) {
+    if matches!(f.source.as_str(), "chain" | "preempted") {
+        return;
+    }
+    let Some(w) = own_wakeup(f, cx) else {
+        return;
+    };
+    if let Some((links, start)) = super::chains::proven(w, cx) {
+        out.put(
+            "chain_required",
+            None,
+            format!(
+                "source {}, but its wakers go back {links} link(s) to a wake-up from a hard-IRQ frame at {:.6}",
+                f.source,
+                start.start as f64 / 1e9
+            ),
+        );
+    }
+}

@@ -15,6 +15,9 @@ pub struct Wakeup {
     pub raced: bool,
     /// The CPU that ran the waking (the switch-out's CPU for a raced one).
     pub waker_cpu: u32,
+    /// Who emitted the waking (its pid column) and in which context, when the peer printed
+    /// the context flags: the links of a wake chain (docs/claims.md, "Wake chains").
+    pub waker: Waker,
     /// The runqueue CPU from `target_cpu`, then each sched_migrate_task: (from ts, cpu).
     pub rq: Vec<(i64, u32)>,
     /// The first moment the task runs again: its switch-in, or its first event in the pid
@@ -37,6 +40,28 @@ impl Wakeup {
             .find(|(t, _)| *t <= ts)
             .or(self.rq.first())
             .map(|r| r.1)
+    }
+}
+
+/// The context a waking was emitted in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Waker {
+    /// In task context, by this running task.
+    Task(i64),
+    /// Inside a hard-IRQ frame (a device interrupt, or a timer's expiry).
+    HardIrq,
+    /// In a softirq, by the idle task, or with no context flags printed: not followed.
+    Other,
+}
+
+impl Waker {
+    fn of(e: &Event) -> Waker {
+        match e.flags {
+            None => Waker::Other,
+            Some(_) if e.in_hardirq() => Waker::HardIrq,
+            Some(_) if e.pid > 0 && e.in_interrupt() == Some(false) => Waker::Task(e.pid),
+            Some(_) => Waker::Other,
+        }
     }
 }
 
@@ -322,6 +347,7 @@ fn new_wakeup(e: &Event, pid: i64) -> Wakeup {
         start: e.ts,
         raced: false,
         waker_cpu: e.cpu,
+        waker: Waker::of(e),
         rq: vec![(e.ts, target)],
         end: 0,
         end_cpu: 0,
