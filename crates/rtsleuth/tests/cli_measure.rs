@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::live::{assert_tracefs_restored, json_of, live_capable, live_traced, spawn_hog};
+use common::live::{assert_tracefs_restored, json_of, live_capable, live_traced, Hog};
 use common::{golden, rtsleuth, run};
 use rtsleuth_core::report::{Exporter, JsonExporter, TextExporter};
 use rtsleuth_live::measure::summary::{ThreadSummary, UsHistogram};
@@ -379,16 +379,13 @@ fn live_engine_releases_pm_qos_and_memory_lock() {
 /// CPU; `--break` must save a trace and blame that task. tracefs is left as it was.
 #[test]
 fn live_break_with_a_higher_priority_hog_blames_the_hog() {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::Arc;
     let _one = LIVE.lock().unwrap_or_else(|e| e.into_inner());
     let Some((root, _lock, before)) = live_traced() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
     let ms = std::time::Duration::from_millis;
-    let hog = spawn_hog(0, 90, "rt_hog", ms(2), ms(50), Arc::clone(&stop));
+    let hog = Hog::start(0, 90, ms(2), ms(50));
     let out_dir = dir.path().join("brk");
     let out = run(&[
         "measure",
@@ -405,8 +402,7 @@ fn live_break_with_a_higher_priority_hog_blames_the_hog() {
         "--out",
         out_dir.to_str().unwrap(),
     ]);
-    stop.store(true, Ordering::Relaxed);
-    let hog_tid = hog.join().unwrap();
+    let hog_tid = hog.stop();
     let v = json_of(&out);
     assert_tracefs_restored(&root, &before);
 

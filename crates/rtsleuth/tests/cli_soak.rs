@@ -7,13 +7,12 @@
 
 mod common;
 
-use common::live::{assert_tracefs_restored, json_of, live_traced, spawn_hog};
+use common::live::{assert_tracefs_restored, json_of, live_traced, Hog};
 use common::{rtsleuth, run};
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Child, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
 static LIVE: Mutex<()> = Mutex::new(());
@@ -50,15 +49,11 @@ fn live_soak_explains_each_burst_of_a_higher_priority_hog() {
     };
     let dir = tempfile::tempdir().unwrap();
     let out_dir = dir.path().join("soak");
-    let stop = Arc::new(AtomicBool::new(false));
-    let ms = Duration::from_millis;
-    let hog = spawn_hog(
+    let hog = Hog::start(
         0,
         90,
-        "rt_hog",
         Duration::from_micros(1800),
-        ms(3000),
-        Arc::clone(&stop),
+        Duration::from_millis(3000),
     );
     let out = run(&[
         "measure",
@@ -77,8 +72,7 @@ fn live_soak_explains_each_burst_of_a_higher_priority_hog() {
         "--out",
         out_dir.to_str().unwrap(),
     ]);
-    stop.store(true, Ordering::Relaxed);
-    let hog_tid = hog.join().unwrap();
+    let hog_tid = hog.stop();
     let v = json_of(&out);
     assert_tracefs_restored(&root, &before);
     assert_eq!(v["ended"], "completed");
@@ -217,9 +211,8 @@ fn live_soak_signals_during_captures_leave_tracefs_as_found() {
     let Some((root, _lock, before)) = live_traced() else {
         return;
     };
-    let stop = Arc::new(AtomicBool::new(false));
     let ms = Duration::from_millis;
-    let hog = spawn_hog(0, 90, "rt_hog", ms(1), ms(40), Arc::clone(&stop));
+    let hog = Hog::start(0, 90, ms(1), ms(40));
     let mut moments = Moments::seeded();
     for signal in ["INT", "TERM", "INT", "TERM"] {
         let dir = tempfile::tempdir().unwrap();
@@ -246,8 +239,7 @@ fn live_soak_signals_during_captures_leave_tracefs_as_found() {
             "no capture before SIG{signal}"
         );
     }
-    stop.store(true, Ordering::Relaxed);
-    hog.join().unwrap();
+    hog.stop();
 }
 
 /// SIGKILL cannot be caught: the soak's instance stays behind, recording. The next soak

@@ -60,6 +60,16 @@ impl Summary {
         self.lines == 0
     }
 
+    /// Lines read: the spikes captured.
+    pub fn spikes(&self) -> u64 {
+        self.lines
+    }
+
+    /// Lines without a finding.
+    pub fn unexplained(&self) -> u64 {
+        self.unexplained
+    }
+
     /// Adds one line; the error says what is wrong with it.
     pub fn add(&mut self, line: &Value) -> Result<(), String> {
         let spike = &line["spike"];
@@ -142,6 +152,7 @@ impl Summary {
             })
             .collect();
         let (wall_start, wall_end) = self.wall.clone().unzip();
+        let warnings = self.all_warnings();
         let json = json!({
             "schema": "rtsleuth.explain/1",
             "trace": {
@@ -154,12 +165,12 @@ impl Summary {
             "findings": self.worst,
             "targets": targets,
             "aggregate": rows_json(&self.overall),
-            "warnings": self.all_warnings(),
+            "warnings": warnings,
         });
         Document {
             json,
             blocks: vec![self.facts(), Block::Table(self.table(threshold))],
-            warnings: self.all_warnings(),
+            warnings,
         }
     }
 
@@ -167,7 +178,7 @@ impl Summary {
         let mut all = self.warnings.clone();
         if self.more_warnings > 0 {
             all.push(format!(
-                "{} more warnings of the captures not shown",
+                "{} more warnings of the captures not shown (a warning repeated by several is counted each time)",
                 self.more_warnings
             ));
         }

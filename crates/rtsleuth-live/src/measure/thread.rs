@@ -106,14 +106,12 @@ pub fn measure(
                 expected_ns: expected,
                 woke_ns: woke,
             };
-            if !shared.stop_at_spike {
-                if let Some(hook) = shared.on_spike {
-                    hook.on_spike(&event);
-                }
-            } else if !shared.broke.swap(true, Ordering::AcqRel) {
-                if let Some(hook) = shared.on_spike {
-                    hook.on_spike(&event);
-                }
+            // With --break only the first spike of the run counts; the others stop anyway.
+            let handed = !shared.stop_at_spike || !shared.broke.swap(true, Ordering::AcqRel);
+            if let Some(hook) = shared.on_spike.filter(|_| handed) {
+                hook.on_spike(&event);
+            }
+            if handed && shared.stop_at_spike {
                 shared.stop.store(true, Ordering::Relaxed);
                 brk = Some(event);
             }

@@ -2,6 +2,10 @@
 //! as it was, and a SCHED_FIFO hog to inject a known cause.
 
 use serde_json::Value;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// Whether a live run can happen here; prints why not, or panics under CI.
 pub fn live_capable() -> bool {
@@ -60,35 +64,56 @@ pub fn json_of(out: &std::process::Output) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-/// A SCHED_FIFO hog in this process: pinned to `cpu` at `prio`, named `name`, it spins
-/// `burst` every `period` (+100 us, so the bursts sweep the measuring thread's phase) until
-/// `stop` is set.
-pub fn spawn_hog(
-    cpu: usize,
-    prio: u32,
-    name: &'static str,
-    burst: std::time::Duration,
-    period: std::time::Duration,
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-) -> std::thread::JoinHandle<i32> {
-    use rtsleuth_live::sched::{
-        current_tid, pin_current_thread, set_current_thread_policy, Policy,
-    };
-    use std::sync::atomic::Ordering;
-    std::thread::Builder::new()
-        .name(name.to_owned())
-        .spawn(move || {
-            pin_current_thread(cpu).unwrap();
-            set_current_thread_policy(Policy::Fifo, prio).unwrap();
-            let drift = std::time::Duration::from_micros(100);
-            while !stop.load(Ordering::Relaxed) {
-                std::thread::sleep(period + drift - burst);
-                let start = std::time::Instant::now();
-                while start.elapsed() < burst {
-                    std::hint::spin_loop();
+/// A SCHED_FIFO hog in this process, named `rt_hog`: pinned to a CPU at a priority, it
+/// spins `burst` every `period` (+100 us, so the bursts sweep the measuring thread's phase)
+/// until stopped, or dropped (a failing test must not leave it spinning).
+pub struct Hog {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<i32>>,
+}
+
+impl Hog {
+    pub fn start(cpu: usize, prio: u32, burst: Duration, period: Duration) -> Hog {
+        use rtsleuth_live::sched::{
+            current_tid, pin_current_thread, set_current_thread_policy, Policy,
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = Arc::clone(&stop);
+        let thread = std::thread::Builder::new()
+            .name("rt_hog".to_owned())
+            .spawn(move || {
+                pin_current_thread(cpu).unwrap();
+                set_current_thread_policy(Policy::Fifo, prio).unwrap();
+                let drift = Duration::from_micros(100);
+                while !stopped.load(Ordering::Relaxed) {
+                    std::thread::sleep(period + drift - burst);
+                    let start = std::time::Instant::now();
+                    while start.elapsed() < burst {
+                        std::hint::spin_loop();
+                    }
                 }
-            }
-            current_tid()
-        })
-        .unwrap()
+                current_tid()
+            })
+            .unwrap();
+        Hog {
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// Stops it; returns its tid (the culprit's pid).
+    pub fn stop(mut self) -> i32 {
+        self.halt().expect("stopped once")
+    }
+
+    fn halt(&mut self) -> Option<i32> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.take().map(|t| t.join().unwrap())
+    }
+}
+
+impl Drop for Hog {
+    fn drop(&mut self) {
+        self.halt();
+    }
 }

@@ -20,10 +20,7 @@ pub struct Tally {
     pub missed_worst_ns: u64,
     /// Time with recording off, from each captured spike until recording was on again.
     pub blind_ns: u64,
-    /// Captures read out and written.
-    pub captured: u64,
-    /// Captures whose spike `explain` could not find (the line in the findings file says why).
-    pub unexplained: u64,
+    /// The findings file's lines so far, added up: one per capture.
     summary: Summary,
 }
 
@@ -35,25 +32,29 @@ impl Tally {
             missed: 0,
             missed_worst_ns: 0,
             blind_ns: 0,
-            captured: 0,
-            unexplained: 0,
             summary: Summary::new(0),
         }
     }
 
     /// Adds a line just written to the findings file.
     pub fn add(&mut self, line: &Value) {
-        self.captured += 1;
-        if line["finding"].is_null() {
-            self.unexplained += 1;
-        }
         // The worker wrote the line; a refusal here would be a bug in line.rs, caught by its
         // tests, and must not end a night's run.
         let _ = self.summary.add(line);
     }
 
+    /// Captures read out and written.
+    pub fn captured(&self) -> u64 {
+        self.summary.spikes()
+    }
+
+    /// Captures whose spike `explain` could not find (the line in the findings file says why).
+    pub fn unexplained(&self) -> u64 {
+        self.summary.unexplained()
+    }
+
     pub fn explained(&self) -> u64 {
-        self.captured - self.unexplained
+        self.captured() - self.unexplained()
     }
 
     /// The counts in one line.
@@ -63,7 +64,7 @@ impl Tally {
             self.threshold_us,
             self.seen,
             self.explained(),
-            self.unexplained,
+            self.unexplained(),
             self.missed
         )
     }
@@ -86,9 +87,9 @@ impl Tally {
         let mut v = json!({
             "threshold_us": self.threshold_us,
             "seen": self.seen,
-            "captured": self.captured,
+            "captured": self.captured(),
             "explained": self.explained(),
-            "unexplained": self.unexplained,
+            "unexplained": self.unexplained(),
             "missed": self.missed,
             "missed_worst_us": (self.missed > 0).then(|| ns_to_us(self.missed_worst_ns)),
             "blind_s": self.blind_ns as f64 / 1e9,
@@ -106,7 +107,7 @@ impl Tally {
             ("threshold".to_owned(), format!("{} us", self.threshold_us)),
             ("seen".to_owned(), self.seen.to_string()),
             ("explained".to_owned(), self.explained().to_string()),
-            ("unexplained".to_owned(), self.unexplained.to_string()),
+            ("unexplained".to_owned(), self.unexplained().to_string()),
             ("missed".to_owned(), self.missed_line()),
             (
                 "not recorded".to_owned(),

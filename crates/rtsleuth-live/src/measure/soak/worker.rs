@@ -101,8 +101,7 @@ impl<'a> Worker<'a> {
         let (path, blind_ns) = self.capture(spike, recorder)?;
         // A capture explain cannot read is one unexplained spike, not the end of the night.
         let doc = self.explainer.explain(&path, spike.tid);
-        let none = Vec::new();
-        let explained = explained(&doc, spike, &none);
+        let explained = explained(&doc, spike);
         let kept = self
             .kept
             .offer(self.captures, spike.latency_ns, path.clone())?;
@@ -154,29 +153,26 @@ impl<'a> Worker<'a> {
 }
 
 /// What explain's document `doc` (or its failure) says of `spike`.
-fn explained<'a>(
-    doc: &'a Result<Value, String>,
-    spike: &Spike,
-    none: &'a Vec<Value>,
-) -> Explained<'a> {
-    let doc = match doc {
-        Ok(doc) => doc,
-        Err(why) => {
-            return Explained {
-                finding: Err(format!("explain could not read the capture: {why}")),
-                aggregate: none,
-                warnings: none,
+fn explained<'a>(doc: &'a Result<Value, String>, spike: &Spike) -> Explained<'a> {
+    let list = |v: &'a Value| v.as_array().map_or(&[][..], Vec::as_slice);
+    match doc {
+        Ok(doc) => {
+            let finding = the_spike(doc, spike);
+            Explained {
+                aggregate: if finding.is_ok() {
+                    list(&doc["aggregate"])
+                } else {
+                    &[]
+                },
+                finding,
+                warnings: list(&doc["warnings"]),
             }
         }
-    };
-    let finding = the_spike(doc, spike);
-    Explained {
-        aggregate: match finding {
-            Ok(_) => doc["aggregate"].as_array().unwrap_or(none),
-            Err(_) => none,
+        Err(why) => Explained {
+            finding: Err(format!("explain could not read the capture: {why}")),
+            aggregate: &[],
+            warnings: &[],
         },
-        finding,
-        warnings: doc["warnings"].as_array().unwrap_or(none),
     }
 }
 
