@@ -64,6 +64,8 @@
 //! trace.dat or Perfetto (function_graph, latency-tracer output and what fails to read are
 //! skipped and counted). Options: the default targets and `all`, both with every wake-up at or
 //! above 0 us reported. The `all` findings of traces over 20 MB of events are not checked.
+//! Wake-chain findings (`source: chain`) are left to the claims referee
+//! (`crates/rtsleuth/tests/referee`), which checks each link's wait as its own task's.
 
 #[path = "evidence/model.rs"]
 mod model;

@@ -25,11 +25,14 @@ pub enum Cause {
     KernelPath,
     /// Time the trace cannot account for (lost events, before the look-back window).
     Unknown,
+    /// A task of the wake chain running, from its own switch-in to its waking of the next
+    /// task: the application's own path, not a delay the system imposed.
+    WakerRun,
 }
 
 impl Cause {
     /// Every class, in the order of PRODUCT.md's table (legends list them so).
-    pub const ALL: [Cause; 9] = [
+    pub const ALL: [Cause; 10] = [
         Cause::Hardirq,
         Cause::IrqsOff,
         Cause::Softirq,
@@ -39,6 +42,7 @@ impl Cause {
         Cause::BlackHole,
         Cause::KernelPath,
         Cause::Unknown,
+        Cause::WakerRun,
     ];
 
     /// The class a JSON `kind` names.
@@ -57,6 +61,7 @@ impl Cause {
             Cause::BlackHole => "black_hole",
             Cause::KernelPath => "kernel_path",
             Cause::Unknown => "unknown",
+            Cause::WakerRun => "waker_run",
         }
     }
 }
@@ -94,6 +99,9 @@ pub enum Source {
     /// No wake-up: it was switched out while still runnable, so it was due to go on running
     /// from that switch (`--preemptions`).
     Preempted,
+    /// Woken by a task at the end of a wake chain that an interrupt or a timer started: due
+    /// when that interrupt came or that timer was due (see `chain`).
+    Chain,
 }
 
 impl Source {
@@ -104,6 +112,7 @@ impl Source {
             Source::Period => "period",
             Source::Wakeup => "wakeup",
             Source::Preempted => "preempted",
+            Source::Chain => "chain",
         }
     }
 }

@@ -1,6 +1,7 @@
 //! One explained wake-up: its times and the components its latency is made of.
 
 use super::cause::{Cause, Phase, Source};
+use super::chain::WokenBy;
 use crate::analyze::names::NameId;
 use crate::analyze::wakeups::RunAt as WakeEnd;
 use crate::event::Timestamp;
@@ -52,6 +53,8 @@ pub enum Note {
     WakeInterrupt,
     /// The task's own timer callback (`hrtimer_wakeup`) doing the wake-up.
     WakeCallback,
+    /// A task of the wake chain running until it woke the next one.
+    WakerRun,
     /// The reschedule IPI that tells a remote CPU to switch.
     ReschedIpi,
     /// A lower-priority task's short way to the switch, or the switch itself.
@@ -260,6 +263,8 @@ pub enum Evidence {
     Tracemark { us: f64, mark: Timestamp },
     /// Its wake-ups kept this period (see `period`).
     Period { period: u64 },
+    /// The hard interrupt entered at `entry` woke the first task of its wake chain.
+    Interrupt { entry: Timestamp },
     /// Its switch-out still runnable (`R`/`R+`), in favour of `by` (`None`: the idle task).
     Preempted { by: Option<i32> },
     /// The timerlat sample `#seq` at `at` (the thread's, or its timer interrupt's) said it
@@ -304,6 +309,22 @@ pub struct Finding {
     /// The timeline merged per kind, phase and culprit; the `ns` add up to
     /// [`Finding::latency_ns`].
     pub components: Vec<Component>,
+    /// For `Source::Chain`, the tasks that led to its wake-up, first to last; else empty.
+    pub chain: Vec<ChainLink>,
+}
+
+/// One task of a chain finding's wake chain, as reports show it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChainLink {
+    pub pid: i32,
+    /// The priority it ran with (its switch-in's, else its waking's).
+    pub prio: i32,
+    /// The CPU it ran on and woke the next task from.
+    pub cpu: u32,
+    pub woken: Timestamp,
+    pub run: Timestamp,
+    pub wakes_next: Timestamp,
+    pub woken_by: WokenBy,
 }
 
 impl Finding {
@@ -401,6 +422,7 @@ mod tests {
             ran_past_due: None,
             unrecorded_due: None,
             timeline: Vec::new(),
+            chain: Vec::new(),
             components: vec![
                 piece(Cause::PreemptOff, (0, 40), Some(Culprit::Task(2))),
                 piece(Cause::Hardirq, (40, 80), None),

@@ -34,6 +34,7 @@
 
 mod cause;
 mod cause_total;
+mod chain;
 mod clock;
 mod decompose;
 mod finding;
@@ -54,10 +55,11 @@ use crate::analyze::names::Names;
 use crate::analyze::wakeups::{RunAt as WakeEnd, Step, Wake, Wakeups};
 use crate::event::{Event, EventKind, Timestamp};
 use crate::read::{Decode, EventSink};
+use chain::{Chain, Chains, Link, Waker, WokenBy};
 use decompose::{bound_kernel_path, decompose, WakeUp, Window, MIN_CAUSE_NS};
-use finding::{join_neighbours, merge, Evidence, Finding, RunAt};
+use finding::{join_neighbours, merge, Component, Culprit, Evidence, Finding, Note, RunAt};
 use rustc_hash::FxHashMap as HashMap;
-use timeline::CpuTimeline;
+use timeline::{CpuTimeline, WakeContext};
 use victim::{Due, Explained, Pending, Victim};
 
 /// Which tasks to explain and how much to report.
@@ -110,6 +112,16 @@ struct OwnTimer {
     evidence: Evidence,
 }
 
+impl OwnTimer {
+    fn due(self) -> Due {
+        Due {
+            ts: self.due,
+            source: Source::Timer,
+            evidence: self.evidence,
+        }
+    }
+}
+
 /// The streaming analysis.
 #[derive(Debug)]
 pub struct Explain {
@@ -128,6 +140,8 @@ pub struct Explain {
     wakeups: Wakeups,
     /// The tracker's steps of the current event (kept to reuse its allocation).
     steps: Vec<Step>,
+    /// The tasks running from a wake-up a proven wake chain led to.
+    chains: Chains,
     /// Tasks that wrote cyclictest's `hit latency threshold` mark.
     marked: Vec<i32>,
     dropped_by_lost: u64,
@@ -148,6 +162,7 @@ impl Explain {
             preempted: HashMap::default(),
             wakeups: Wakeups::default(),
             steps: Vec::new(),
+            chains: Chains::default(),
             marked: Vec::new(),
             dropped_by_lost: 0,
             timerlat: timerlat::Timerlat::default(),
@@ -174,7 +189,63 @@ impl Explain {
 
     /// A wake-up of `pid` starts with `ev` (on the waker's CPU).
     fn woken(&mut self, ev: &Event<'_>, pid: i32) {
-        let (prio, target) = match ev.kind {
+        let Some((prio, target)) = self.woken_prio(ev, pid) else {
+            return;
+        };
+        let is_target = self.is_target(pid, prio);
+        let waker = Waker::of(ev);
+        let chained = match waker {
+            Some(Waker::HardIrq) => true,
+            Some(Waker::Task(p)) => self.chains.holds(p),
+            None => false,
+        };
+        if !is_target && !chained {
+            self.chains.drop_task(pid);
+            return;
+        }
+        let context = timeline(&mut self.cpus, ev.cpu, ev.ts).wake_context();
+        let timer = self.own_timer(ev, pid, context);
+        let wake = WakeUp {
+            context,
+            own_timer: timer.map(|t| t.hrtimer),
+            slack_until: timer.and_then(|t| t.hard),
+            ..WakeUp::new(pid, prio, (ev.cpu, ev.ts), target.unwrap_or(ev.cpu))
+        };
+        let last_ran = self.victims.get(&pid).and_then(|v| v.last_ran);
+        let own = Pending {
+            wake,
+            due: timer.map(OwnTimer::due),
+            last_ran,
+            chain: None,
+        };
+        let chain = self.follow_chain(waker, timer, own.clone());
+        if !is_target {
+            return;
+        }
+        let (threshold, top) = (self.threshold_ns(), self.opts.top);
+        let v = self.victims.entry(pid).or_default();
+        v.sched_woken = true;
+        v.commit(threshold, top);
+        let rhythm = v.rhythm.wake(ev.ts);
+        let due = match (&chain, own.due, rhythm) {
+            (Some(c), _, _) => Some(Due {
+                source: Source::Chain,
+                ..c.start
+            }),
+            (None, Some(t), _) => Some(t),
+            (None, None, Some(r)) => Some(Due {
+                ts: r.due,
+                source: Source::Period,
+                evidence: Evidence::Period { period: r.period },
+            }),
+            (None, None, None) => None,
+        };
+        v.pending = Some(Pending { due, chain, ..own });
+    }
+
+    /// The priority and target CPU of the wake-up of `pid` that `ev` starts.
+    fn woken_prio(&self, ev: &Event<'_>, pid: i32) -> Option<(i32, Option<u32>)> {
+        match ev.kind {
             EventKind::SchedWaking {
                 prio, target_cpu, ..
             }
@@ -183,76 +254,79 @@ impl Explain {
             }
             | EventKind::SchedWakeupNew {
                 prio, target_cpu, ..
-            } => (prio, target_cpu),
+            } => Some((prio, target_cpu)),
             // A waking that raced the task's own switch-out: woken as it left this CPU.
             EventKind::SchedSwitch {
                 prev_pid,
                 prev_prio,
                 ..
-            } if prev_pid == pid => match prev_prio.or(self.prios.get(&pid).copied()) {
-                Some(prio) => (prio, Some(ev.cpu)),
-                None => return,
-            },
-            _ => return,
-        };
-        if !self.is_target(pid, prio) {
-            return;
-        }
-        let (threshold, top) = (self.threshold_ns(), self.opts.top);
-        let context = timeline(&mut self.cpus, ev.cpu, ev.ts).wake_context();
-        // A timer wake-up was due at the armed expiry, converted with the calibration of the CPU
-        // it fired on (now the timer's own expiry event, the most exact point there is), and
-        // never after its callback started.
-        let timer = match (self.armed.get(&pid), context.callback) {
-            (Some(a), Some((fired, entry))) if a.hrtimer == fired => {
-                let soft = self.clock.to_trace(ev.cpu, a.softexpires);
-                soft.map(|due| {
-                    let due = due.min(entry);
-                    let hard = self.clock.to_trace(ev.cpu, a.expires).map(|h| h.min(entry));
-                    OwnTimer {
-                        hrtimer: a.hrtimer,
-                        due,
-                        hard: hard.filter(|&h| h > due),
-                        evidence: Evidence::Timer {
-                            armed: a.at,
-                            softexpires: a.softexpires,
-                            fired: entry,
-                        },
-                    }
-                })
-            }
+            } if prev_pid == pid => prev_prio
+                .or(self.prios.get(&pid).copied())
+                .map(|prio| (prio, Some(ev.cpu))),
             _ => None,
-        };
-        if timer.is_some() {
-            self.armed.remove(&pid);
         }
-        let v = self.victims.entry(pid).or_default();
-        v.sched_woken = true;
-        v.commit(threshold, top);
-        let rhythm = v.rhythm.wake(ev.ts);
-        let due = match (timer, rhythm) {
-            (Some(t), _) => Some(Due {
-                ts: t.due,
-                source: Source::Timer,
-                evidence: t.evidence,
-            }),
-            (None, Some(r)) => Some(Due {
-                ts: r.due,
-                source: Source::Period,
-                evidence: Evidence::Period { period: r.period },
-            }),
-            (None, None) => None,
-        };
-        v.pending = Some(Pending {
-            wake: WakeUp {
-                context,
-                own_timer: timer.map(|t| t.hrtimer),
-                slack_until: timer.and_then(|t| t.hard),
-                ..WakeUp::new(pid, prio, (ev.cpu, ev.ts), target.unwrap_or(ev.cpu))
-            },
+    }
+
+    /// The timer `pid` armed, when its callback is what woke it: due at the armed expiry,
+    /// converted with the calibration of the CPU it fired on (now the timer's own expiry event,
+    /// the most exact point there is), and never after its callback started.
+    fn own_timer(&mut self, ev: &Event<'_>, pid: i32, context: WakeContext) -> Option<OwnTimer> {
+        let a = self.armed.get(&pid)?;
+        let (fired, entry) = context.callback?;
+        if a.hrtimer != fired {
+            return None;
+        }
+        let due = self.clock.to_trace(ev.cpu, a.softexpires)?.min(entry);
+        let hard = self.clock.to_trace(ev.cpu, a.expires).map(|h| h.min(entry));
+        let timer = OwnTimer {
+            hrtimer: a.hrtimer,
             due,
-            last_ran: v.last_ran,
-        });
+            hard: hard.filter(|&h| h > due),
+            evidence: Evidence::Timer {
+                armed: a.at,
+                softexpires: a.softexpires,
+                fired: entry,
+            },
+        };
+        self.armed.remove(&pid);
+        Some(timer)
+    }
+
+    /// Keeps the wake chain `own`'s wake-up starts or continues (docs/claims.md, "Wake
+    /// chains"), and returns the chain when another task's waking continued one.
+    fn follow_chain(
+        &mut self,
+        waker: Option<Waker>,
+        timer: Option<OwnTimer>,
+        own: Pending,
+    ) -> Option<Chain> {
+        let pid = own.wake.pid;
+        match (waker, timer, own.wake.context.hard_entry) {
+            (Some(Waker::HardIrq), Some(t), _) => {
+                self.chains.start(own, t.due(), WokenBy::Timer);
+                None
+            }
+            (Some(Waker::HardIrq), None, Some(entry)) => {
+                let due = Due {
+                    ts: entry,
+                    source: Source::Chain,
+                    evidence: Evidence::Interrupt { entry },
+                };
+                self.chains.start(own, due, WokenBy::Interrupt);
+                None
+            }
+            (Some(Waker::Task(p)), _, _) => {
+                let chain = self.chains.continue_from(p, own);
+                if chain.is_none() {
+                    self.chains.drop_task(pid);
+                }
+                chain
+            }
+            _ => {
+                self.chains.drop_task(pid);
+                None
+            }
+        }
     }
 
     /// `pid` was switched out by `ev` while still runnable, in favour of `by`: with
@@ -275,6 +349,7 @@ impl Explain {
             wake: WakeUp::new(pid, prio, (ev.cpu, ev.ts), ev.cpu),
             due: Some(due),
             last_ran: Some(ev.ts),
+            chain: None,
         });
     }
 
@@ -317,7 +392,45 @@ impl Explain {
         if let Some(prio) = w.prio {
             p.wake.ran_prio = prio;
         }
-        self.explain(p, p.due, w.cpu, w.run, RunAt::Wake(w.run_at), w.run)
+        match &p.chain {
+            Some(chain) => self.explain_chain(p, chain, w),
+            None => self.explain(p, p.due, w.cpu, w.run, RunAt::Wake(w.run_at), w.run),
+        }
+    }
+
+    /// Explains a chained wake-up from the chain's start: each link's wait as that task's own
+    /// (the first from the start, as its timer or interrupt made it due), each link's run up
+    /// to its waking of the next, then the victim's wait after its wake-up.
+    fn explain_chain(&self, p: &Pending, chain: &Chain, w: &Wake) -> Finding {
+        let mut timeline = Vec::new();
+        let mut head: Option<Finding> = None;
+        for (i, link) in chain.links.iter().enumerate() {
+            let due = (i == 0).then_some(chain.start);
+            let r = link.ran;
+            let f = self.explain(&link.pending, due, r.cpu, r.run, RunAt::Wake(r.run_at), r.run);
+            timeline.extend_from_slice(&f.timeline);
+            if link.wakes_next > r.run {
+                let culprit = Some(Culprit::Task(r.pid));
+                let span = (r.run, link.wakes_next);
+                let run = Component::new(Cause::WakerRun, Phase::BeforeWakeup, r.cpu, span, culprit, Note::WakerRun);
+                timeline.push(run);
+            }
+            head.get_or_insert(f);
+        }
+        timeline.iter_mut().for_each(|c| c.phase = Phase::BeforeWakeup);
+        let own = self.explain(p, None, w.cpu, w.run, RunAt::Wake(w.run_at), w.run);
+        timeline.extend(own.timeline);
+        let head = head.expect("a chain has a link");
+        Finding {
+            source: Source::Chain,
+            expected: head.expected,
+            evidence: head.evidence,
+            ran_past_due: head.ran_past_due,
+            components: merge(timeline.clone()),
+            timeline,
+            chain: chain.links.iter().map(Link::summary).collect(),
+            ..own
+        }
     }
 
     /// Explains `p` from its due time (or its wake-up) to `run`.
@@ -339,7 +452,7 @@ impl Explain {
             from: expected.unwrap_or(wake.wakeup),
             run,
             run_cpu: cpu,
-            proven: matches!(source, Source::Timer | Source::Tracemark),
+            proven: matches!(source, Source::Timer | Source::Tracemark | Source::Chain),
             run_traced: run_at != RunAt::Wake(WakeEnd::Inferred),
         };
         let mut timeline = join_neighbours(decompose(&self.cpus, &self.names, wake, window));
@@ -366,6 +479,7 @@ impl Explain {
             wake_end,
             components: merge(timeline.clone()),
             timeline,
+            chain: Vec::new(),
         }
     }
 
@@ -375,7 +489,10 @@ impl Explain {
         if !self.marked.contains(&pid) {
             self.marked.push(pid);
         }
-        let Some(done) = self.victims.get(&pid).and_then(|v| v.last.as_ref()) else {
+        // A proven chain says more than a mark does.
+        let Some(done) = (self.victims.get(&pid).and_then(|v| v.last.as_ref()))
+            .filter(|d| d.pending.chain.is_none())
+        else {
             return;
         };
         let f = &done.finding;
@@ -433,7 +550,9 @@ impl Explain {
     /// wake-up it closes was due, and its figure also holds the time from the switch to the
     /// sample, so that wake-up is explained again from the due time to the sample.
     fn timed_by_sample(&mut self, s: &timerlat::ThreadSample) {
-        let Some(done) = self.victims.get(&s.pid).and_then(|v| v.last.as_ref()) else {
+        let Some(done) = (self.victims.get(&s.pid).and_then(|v| v.last.as_ref()))
+            .filter(|d| d.pending.chain.is_none())
+        else {
             return;
         };
         let f = &done.finding;
@@ -493,8 +612,9 @@ impl Explain {
         v.file(f, threshold, top);
     }
 
-    /// The wake-up of `pid` ended where the trace is not whole: no finding.
+    /// The wake-up of `pid` ended where the trace is not whole: no finding, no chain.
     fn unmeasured(&mut self, pid: i32) {
+        self.chains.drop_task(pid);
         if let Some(v) = self.victims.get_mut(&pid) {
             v.pending = None;
         }
@@ -560,13 +680,20 @@ impl EventSink for Explain {
         for step in steps.drain(..) {
             match step {
                 Step::Start { pid } => self.woken(ev, pid),
-                Step::End(w) => self.ran(&w),
+                Step::End(w) => {
+                    self.chains.ran(&w);
+                    self.ran(&w);
+                }
                 // Findings measured the other way are not `latency`'s wake-ups any more.
-                Step::Redefined => self.victims.clear(),
+                Step::Redefined => {
+                    self.victims.clear();
+                    self.chains.clear();
+                }
                 Step::Unmeasured { pid } => self.unmeasured(pid),
                 Step::Impossible { cpus } => cpus.iter().for_each(|&c| self.forget(Some(c))),
                 Step::Preempted(w) => self.preemption_ran(&w),
-                Step::Switch { .. } => {}
+                // Switched out, it stops running from the wake-up its chain led to.
+                Step::Switch { prev, .. } => self.chains.drop_task(prev),
             }
         }
         self.steps = steps;
@@ -589,6 +716,7 @@ impl EventSink for Explain {
                 if let Some(p) = self.victims.get_mut(&pid).and_then(|v| v.pending.as_mut()) {
                     p.wake.queued(cpu, ev.ts);
                 }
+                self.chains.queued(pid, cpu, ev.ts);
             }
             EventKind::SchedMigrateTask { pid, dest_cpu, .. } => {
                 for v in [self.victims.get_mut(&pid), self.preempted.get_mut(&pid)] {
@@ -596,6 +724,7 @@ impl EventSink for Explain {
                         p.wake.queued(dest_cpu, ev.ts);
                     }
                 }
+                self.chains.queued(pid, dest_cpu, ev.ts);
             }
             EventKind::HrtimerStart {
                 hrtimer,
@@ -646,6 +775,7 @@ impl Explain {
         for v in self.preempted.values_mut() {
             v.pending = None;
         }
+        self.chains.clear();
         self.timerlat.lost(cpu);
         for (i, tl) in self.cpus.iter_mut().enumerate() {
             if let Some(tl) = tl

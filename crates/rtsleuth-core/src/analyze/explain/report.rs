@@ -347,6 +347,10 @@ impl Explain {
             ),
             Note::WakeInterrupt => "entry and exit of the interrupt that woke it".into(),
             Note::WakeCallback => "its own timer callback (hrtimer_wakeup) waking it".into(),
+            Note::WakerRun => format!(
+                "{who} ran on CPU{cpu} from its switch-in until it woke {}",
+                self.woken_next(f, c.start)
+            ),
             Note::ReschedIpi => format!("the reschedule IPI to CPU{cpu}"),
             Note::Scheduling => format!("reaching the switch on CPU{cpu}"),
             Note::IdleExit => format!("CPU{cpu} leaving idle"),
@@ -469,8 +473,24 @@ impl Explain {
                 j
             }).collect::<Vec<_>>(),
             "timeline": f.timeline.iter().map(|c| self.stretch_json(f, c)).collect::<Vec<_>>(),
+            "chain": (!f.chain.is_empty()).then(|| self.chain_json(f)),
             "summary": self.summary(f),
         })
+    }
+
+    fn chain_json(&self, f: &Finding) -> Value {
+        (f.chain.iter())
+            .map(|l| {
+                json!({
+                    "task": {"comm": self.tasks.get(l.pid), "pid": l.pid, "prio": l.prio},
+                    "cpu": l.cpu,
+                    "woken_ts": ts_to_secs(l.woken),
+                    "run_ts": ts_to_secs(l.run),
+                    "wakes_next_ts": ts_to_secs(l.wakes_next),
+                    "woken_by": l.woken_by.as_str(),
+                })
+            })
+            .collect()
     }
 
     fn stretch_json(&self, f: &Finding, c: &Component) -> Value {
@@ -511,6 +531,12 @@ impl Explain {
                 fmt_ts_ns(at),
                 fmt_us(round3(ns_to_us(latency_ns)))
             ),
+            Some(Evidence::Interrupt { entry }) => format!(
+                "a hard interrupt entered at {} on CPU{} woke {}",
+                fmt_ts_ns(entry),
+                f.chain.first().map_or(0, |l| l.cpu),
+                f.chain.first().map_or("-".into(), |l| self.task_name(l.pid))
+            ),
             Some(Evidence::Preempted { by }) => format!(
                 "it was switched out at {} on CPU{} while still runnable, in favour of {}: it was due to go on running from there",
                 fmt_ts_ns(f.wakeup),
@@ -522,6 +548,9 @@ impl Explain {
                 fmt_us(round3(ns_to_us(period)))
             ),
         };
+        if !f.chain.is_empty() {
+            note = format!("its wake chain began when {note}; {}", self.chain_text(f));
+        }
         if let Some(due) = f.unrecorded_due {
             note.push_str(&format!(
                 "; it was due at {}, before the trace's recorded history, so only the time from {} on is explained",
@@ -561,6 +590,7 @@ impl Explain {
         let from = match f.source {
             Source::Wakeup => "after its wake-up",
             Source::Preempted => "after it was switched out still runnable",
+            Source::Chain => "after its wake chain began",
             Source::Timer | Source::Tracemark | Source::Period => "late",
         };
         format!(
@@ -596,6 +626,7 @@ impl Explain {
                 _ if matches!(f.evidence, Some(Evidence::Timerlat { .. })) => {
                     "due: its timerlat sample minus its latency"
                 }
+                Source::Chain => &format!("due: its wake chain began ({})", self.chain_start(f)),
                 Source::Timer => "due: its hrtimer expiry in the trace clock",
                 Source::Period => "due: estimated from its period",
                 Source::Preempted => &format!(
@@ -616,6 +647,7 @@ impl Explain {
                 milestone(irq, &format!("interrupt entry on CPU{}", f.waker_cpu)),
             ));
         }
+        rows.extend(self.link_milestones(f));
         // A preemption wait has no wake-up: its wait began at the switch-out.
         rows.extend((f.source != Source::Preempted).then(|| {
             (
@@ -627,7 +659,10 @@ impl Explain {
                         RunAt::Timerlat | RunAt::TimerlatIrq => {
                             format!("timer interrupt's sample on CPU{}", f.waker_cpu)
                         }
-                        _ => format!("wake-up on CPU{}", f.waker_cpu),
+                        _ => match f.chain.last() {
+                            Some(l) => format!("woken by {} on CPU{}", self.task_name(l.pid), f.waker_cpu),
+                            None => format!("wake-up on CPU{}", f.waker_cpu),
+                        },
                     },
                 ),
             )
@@ -682,6 +717,55 @@ impl Explain {
         rows.sort_by_key(|r| (r.0, r.1));
         lines.extend(rows.into_iter().map(|r| r.2));
         lines
+    }
+
+    /// The milestones of a chain's links: each task woken, switched in, and waking the next.
+    fn link_milestones(&self, f: &Finding) -> Vec<(Timestamp, u8, String)> {
+        let mut rows = Vec::new();
+        for (i, l) in f.chain.iter().enumerate() {
+            let who = self.task_name(l.pid);
+            // The first link's waking is inside the start's interrupt, which has its own row.
+            if i > 0 {
+                rows.push((l.woken, 2, milestone(l.woken, &format!("{who} woken"))));
+            }
+            let ran = format!("{who} (prio {}) switched in on CPU{}", l.prio, l.cpu);
+            rows.push((l.run, 2, milestone(l.run, &ran)));
+        }
+        rows
+    }
+
+    /// The chain's start in a few words.
+    fn chain_start(&self, f: &Finding) -> String {
+        let first = f.chain.first().map_or("-".into(), |l| self.task_name(l.pid));
+        match f.evidence {
+            Some(Evidence::Timer { .. }) => format!("{first}'s hrtimer expiry"),
+            _ => format!("the hard interrupt that woke {first}"),
+        }
+    }
+
+    /// The chain's links in words, first to last.
+    fn chain_text(&self, f: &Finding) -> String {
+        let links: Vec<String> = (f.chain.iter())
+            .map(|l| {
+                format!(
+                    "{} woken by {} at {}, switched in on CPU{} at {}, woke the next at {}",
+                    self.task_name(l.pid),
+                    l.woken_by.as_str(),
+                    fmt_ts_ns(l.woken),
+                    l.cpu,
+                    fmt_ts_ns(l.run),
+                    fmt_ts_ns(l.wakes_next)
+                )
+            })
+            .collect();
+        format!("{} link(s): {}", links.len(), links.join("; "))
+    }
+
+    /// The task a chain link woke at the end of the run starting at `run`.
+    fn woken_next(&self, f: &Finding, run: Timestamp) -> String {
+        let at = f.chain.iter().position(|l| l.run == run);
+        let next = at.and_then(|i| f.chain.get(i + 1)).map_or(f.pid, |l| l.pid);
+        self.task_name(next)
     }
 
     fn aggregate_table(&self, aggregate: &[((Cause, Option<Culprit>), Spikes)]) -> Table {

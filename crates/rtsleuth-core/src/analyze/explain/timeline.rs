@@ -50,6 +50,20 @@ pub enum Irq {
     },
 }
 
+impl Irq {
+    /// Runs in hard-interrupt context: not a softirq, nor a callback the softirq runs.
+    fn is_hard(&self) -> bool {
+        !matches!(
+            self,
+            Irq::Softirq { .. }
+                | Irq::Callback {
+                    softirq: Some(_),
+                    ..
+                }
+        )
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Activity {
     /// Nothing known yet: before the CPU's first event, or after lost events.
@@ -128,6 +142,9 @@ pub struct WakeContext {
     pub seq: Option<u32>,
     /// When that interrupt was entered.
     pub irq_entry: Option<Timestamp>,
+    /// When the outermost hard interrupt open was entered (a softirq may enclose it): where a
+    /// wake chain that a device or timer interrupt started begins.
+    pub hard_entry: Option<Timestamp>,
     /// The innermost hrtimer callback: its timer and entry time.
     pub callback: Option<(u64, Timestamp)>,
 }
@@ -140,6 +157,10 @@ pub struct CpuTimeline {
     task: Activity,
     stack: Vec<Frame>,
     seq: u32,
+    /// The hard interrupt this CPU is in, entered at `.0` as outermost interrupt `.1`: kept
+    /// past its frames' exits while events are still flagged hard-IRQ (a threaded handler's
+    /// thread is woken after the handler returned).
+    hard_visit: Option<(Timestamp, u32)>,
     irqs_off_at: Option<NameId>,
     preempt_off_at: Option<NameId>,
     /// A reschedule was requested (an `N` flag, often only on the interrupt that woke someone)
@@ -179,6 +200,7 @@ impl CpuTimeline {
             task: Activity::Unknown,
             stack: Vec::new(),
             seq: 0,
+            hard_visit: None,
             irqs_off_at: None,
             preempt_off_at: None,
             resched: false,
@@ -203,6 +225,9 @@ impl CpuTimeline {
         prio_of: impl Fn(i32) -> Option<i32>,
     ) {
         let ts = ev.ts;
+        if !ev.flags.hardirq {
+            self.hard_visit = None;
+        }
         let in_irq = ev.flags.hardirq || ev.flags.softirq || ev.flags.nmi;
         self.event_irqs_on = ev.flags.known && !in_irq && !ev.flags.irqs_off;
         self.event_interrupt = ev.flags.hardirq
@@ -391,6 +416,9 @@ impl CpuTimeline {
         if self.stack.is_empty() {
             self.seq = self.seq.wrapping_add(1);
         }
+        if irq.is_hard() && !self.stack.iter().any(|f| f.irq.is_hard()) {
+            self.hard_visit = Some((ts, self.seq));
+        }
         self.stack.push(Frame { irq, start: ts });
         self.refresh(ts);
         self.note(ts, flags, false);
@@ -479,9 +507,15 @@ impl CpuTimeline {
     }
 
     pub fn wake_context(&self) -> WakeContext {
+        let visit = self.hard_visit.filter(|_| self.stack.is_empty());
         WakeContext {
-            seq: (!self.stack.is_empty()).then_some(self.seq),
-            irq_entry: self.stack.first().map(|f| f.start),
+            seq: (!self.stack.is_empty())
+                .then_some(self.seq)
+                .or(visit.map(|v| v.1)),
+            irq_entry: self.stack.first().map(|f| f.start).or(visit.map(|v| v.0)),
+            hard_entry: (self.stack.iter().find(|f| f.irq.is_hard()))
+                .map(|f| f.start)
+                .or(visit.map(|v| v.0)),
             callback: self.stack.iter().rev().find_map(|f| match f.irq {
                 Irq::Callback { hrtimer, .. } => Some((hrtimer, f.start)),
                 _ => None,
@@ -665,6 +699,47 @@ mod tests {
         assert!(!spin.last_irqs_off && tl.flags_known);
     }
 
+    /// A wake chain an interrupt starts begins at the hard interrupt, not at a softirq that
+    /// it interrupted.
+    #[test]
+    fn the_hard_entry_skips_an_enclosing_softirq() {
+        let mut names = Names::default();
+        let mut tl = CpuTimeline::new(0);
+        feed(
+            &mut tl,
+            &mut names,
+            "          <idle>-0       [000] ..s1.   10.000100: softirq_entry: vec=3 [action=NET_RX]
+          <idle>-0       [000] d.H1.   10.000150: irq_handler_entry: irq=25 name=virtio0-input.0",
+        );
+        let c = tl.wake_context();
+        assert_eq!(c.irq_entry, Some(10_000_100_000));
+        assert_eq!(c.hard_entry, Some(10_000_150_000));
+    }
+
+    /// A threaded handler's thread is woken in hard-IRQ context after the handler's exit: the
+    /// waking is still the interrupt's, until an event outside hard-IRQ context.
+    #[test]
+    fn the_interrupt_lasts_past_its_handler_while_events_are_hard() {
+        let mut names = Names::default();
+        let mut tl = CpuTimeline::new(0);
+        feed(
+            &mut tl,
+            &mut names,
+            "           sleep-191     [001] dNh1.     4.654086: irq_handler_entry: irq=25 name=virtio0-requests
+           sleep-191     [001] dNh1.     4.654089: irq_handler_exit: irq=25 ret=handled
+           sleep-191     [001] dNh3.     4.654092: sched_waking: comm=irq/25-virtio0- pid=162 prio=49 target_cpu=001",
+        );
+        let c = tl.wake_context();
+        assert_eq!((c.irq_entry, c.hard_entry), (Some(4_654_086_000), Some(4_654_086_000)));
+        assert_eq!(c.seq, Some(1));
+        feed(
+            &mut tl,
+            &mut names,
+            "           sleep-191     [001] dN.2.     4.654109: sched_stat_runtime: comm=exe pid=191 runtime=45575 [ns]",
+        );
+        assert_eq!(tl.wake_context(), WakeContext::default());
+    }
+
     #[test]
     fn the_wake_context_names_the_interrupt_and_the_callback() {
         let mut names = Names::default();
@@ -680,6 +755,7 @@ mod tests {
             WakeContext {
                 seq: Some(1),
                 irq_entry: Some(653_571_068_000),
+                hard_entry: Some(653_571_068_000),
                 callback: Some((0xba4c36c1, 653_571_069_000)),
             }
         );

@@ -347,6 +347,7 @@ fn finding(
         evidence: Some(s.evidence()),
         ran_past_due: None,
         unrecorded_due: (s.due() < from).then_some(s.due()),
+        chain: Vec::new(),
         wakeup: wake,
         waker_cpu: s.cpu,
         wake_irq_entry: None,

@@ -3,6 +3,7 @@
 //! of its spikes.
 
 use super::cause::{Cause, Source};
+use super::chain::Chain;
 use super::decompose::WakeUp;
 use super::finding::{Culprit, Evidence, Finding};
 use super::period::Rhythm;
@@ -24,6 +25,8 @@ pub struct Pending {
     pub due: Option<Due>,
     /// The task's last event in task context before the wake-up.
     pub last_ran: Option<Timestamp>,
+    /// The wake chain that led to it, when another task's waking did and the chain is proven.
+    pub chain: Option<Chain>,
 }
 
 /// A late wake-up already cut into components, kept until nothing can change it any more.
@@ -200,6 +203,7 @@ mod tests {
             wake_end: 1000 + lat,
             components: timeline.clone(),
             timeline,
+            chain: Vec::new(),
         }
     }
 
@@ -220,6 +224,7 @@ mod tests {
                 wake,
                 due: None,
                 last_ran: None,
+                chain: None,
             },
             finding: finding(lat, culprit),
         }

@@ -18,6 +18,7 @@ pub fn colour(cause: Cause) -> RGBColor {
         Cause::BlackHole => RGBColor(0x00, 0x00, 0x00),
         Cause::KernelPath => RGBColor(0xA0, 0xA0, 0xA0),
         Cause::Unknown => RGBColor(0xF0, 0xE4, 0x42),
+        Cause::WakerRun => RGBColor(0xD8, 0xD8, 0xD8),
     }
 }
 

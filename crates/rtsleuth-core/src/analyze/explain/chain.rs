@@ -1,0 +1,259 @@
+//! Wake chains (docs/claims.md, "Wake chains"): a task woken by another task was due when the
+//! interrupt or timer that started the work came, not at its own wake-up. Each task woken from
+//! a hard interrupt starts a chain; a task it wakes while still running from that wake-up (no
+//! switch-out in between) continues it, link by link, up to [`DEPTH`] links.
+//!
+//! Only wake-ups started by a `sched_waking` whose context flags are printed are followed: the
+//! waking runs in the waker's context, while a `sched_wakeup` may run in the target CPU's IPI.
+
+use super::finding::ChainLink;
+use super::victim::{Due, Pending};
+use crate::analyze::wakeups::Wake;
+use crate::event::{Event, EventKind, Timestamp};
+use rustc_hash::FxHashMap as HashMap;
+
+/// The most links a chain follows; a longer one is unproven.
+pub const DEPTH: usize = 8;
+
+/// What woke a task of a chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WokenBy {
+    /// Its own `hrtimer_wakeup` timer, in hard-IRQ context: the chain's start.
+    Timer,
+    /// Another hard interrupt: the chain's start.
+    Interrupt,
+    /// The task of the link before it.
+    Task,
+}
+
+impl WokenBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WokenBy::Timer => "timer",
+            WokenBy::Interrupt => "interrupt",
+            WokenBy::Task => "task",
+        }
+    }
+}
+
+/// Who a `sched_waking` says did the waking, when its flags tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Waker {
+    HardIrq,
+    Task(i32),
+}
+
+impl Waker {
+    /// The waker of the wake-up `ev` starts: none for a softirq, an NMI, flags not printed, or
+    /// an event other than `sched_waking`.
+    pub fn of(ev: &Event<'_>) -> Option<Waker> {
+        let f = ev.flags;
+        if !matches!(ev.kind, EventKind::SchedWaking { .. }) || !f.known || f.nmi {
+            return None;
+        }
+        match (f.hardirq, f.softirq) {
+            (true, _) => Some(Waker::HardIrq),
+            (false, false) if ev.pid > 0 => Some(Waker::Task(ev.pid)),
+            _ => None,
+        }
+    }
+}
+
+/// One task of a chain: its wake-up as explain cuts it, its run, and the moment it woke the
+/// next task.
+#[derive(Debug, Clone)]
+pub struct Link {
+    pub pending: Pending,
+    pub woken_by: WokenBy,
+    pub ran: Wake,
+    pub wakes_next: Timestamp,
+}
+
+impl Link {
+    /// What reports show of it.
+    pub fn summary(&self) -> ChainLink {
+        let w = &self.pending.wake;
+        ChainLink {
+            pid: w.pid,
+            prio: w.ran_prio,
+            cpu: self.ran.cpu,
+            woken: w.wakeup,
+            run: self.ran.run,
+            wakes_next: self.wakes_next,
+            woken_by: self.woken_by,
+        }
+    }
+}
+
+/// A proven chain: when it started, and its links from the first to the victim's waker.
+#[derive(Debug, Clone)]
+pub struct Chain {
+    pub start: Due,
+    pub links: Vec<Link>,
+}
+
+/// A task running (or about to) from a wake-up a proven chain led to.
+#[derive(Debug)]
+struct Holder {
+    /// The chain up to the task that woke it (no links: an interrupt woke it).
+    before: Chain,
+    own: Pending,
+    woken_by: WokenBy,
+    ran: Option<Wake>,
+}
+
+/// The tasks that hold a chain, each until it is switched out.
+#[derive(Debug, Default)]
+pub struct Chains {
+    holders: HashMap<i32, Holder>,
+}
+
+impl Chains {
+    /// Whether `pid` runs from a wake-up a chain led to (it can continue the chain).
+    pub fn holds(&self, pid: i32) -> bool {
+        self.holders.get(&pid).is_some_and(|h| h.ran.is_some())
+    }
+
+    /// A hard interrupt woke `own.wake.pid`: a chain starts at `start`.
+    pub fn start(&mut self, own: Pending, start: Due, woken_by: WokenBy) {
+        let before = Chain {
+            start,
+            links: Vec::new(),
+        };
+        self.hold(own, before, woken_by);
+    }
+
+    /// Task `waker` woke `own.wake.pid`: the chain that wake-up ends, when the waker holds one
+    /// with room for its link. The woken task then holds it too.
+    pub fn continue_from(&mut self, waker: i32, own: Pending) -> Option<Chain> {
+        let h = self.holders.get(&waker)?;
+        let ran = h.ran?;
+        if h.before.links.len() >= DEPTH {
+            return None;
+        }
+        let mut chain = h.before.clone();
+        chain.links.push(Link {
+            pending: h.own.clone(),
+            woken_by: h.woken_by,
+            ran,
+            wakes_next: own.wake.wakeup,
+        });
+        self.hold(own, chain.clone(), WokenBy::Task);
+        Some(chain)
+    }
+
+    fn hold(&mut self, own: Pending, before: Chain, woken_by: WokenBy) {
+        let holder = Holder {
+            before,
+            own,
+            woken_by,
+            ran: None,
+        };
+        self.holders.insert(holder.own.wake.pid, holder);
+    }
+
+    /// `pid` holds no chain (woken by something a chain does not follow, or gone).
+    pub fn drop_task(&mut self, pid: i32) {
+        self.holders.remove(&pid);
+    }
+
+    /// `pid` waits on `cpu` from `ts` on (its waking's target, or a migration).
+    pub fn queued(&mut self, pid: i32, cpu: u32, ts: Timestamp) {
+        if let Some(h) = self.holders.get_mut(&pid) {
+            h.own.wake.queued(cpu, ts);
+        }
+    }
+
+    /// The wake-up `w` ended: its task runs and may wake the next.
+    pub fn ran(&mut self, w: &Wake) {
+        if let Some(h) = self.holders.get_mut(&w.pid) {
+            if h.own.wake.wakeup == w.start {
+                if let Some(prio) = w.prio {
+                    h.own.wake.ran_prio = prio;
+                }
+                h.ran = Some(*w);
+            } else {
+                self.holders.remove(&w.pid);
+            }
+        }
+    }
+
+    /// Events were lost or the trace contradicts itself: no chain in flight can be proven.
+    pub fn clear(&mut self) {
+        self.holders.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::cause::Source;
+    use super::super::decompose::WakeUp;
+    use super::super::finding::Evidence;
+    use super::*;
+    use crate::analyze::wakeups::RunAt;
+
+    fn pending(pid: i32, ts: Timestamp) -> Pending {
+        Pending {
+            wake: WakeUp::new(pid, 20, (0, ts), 0),
+            due: None,
+            last_ran: None,
+            chain: None,
+        }
+    }
+
+    fn start(ts: Timestamp) -> Due {
+        Due {
+            ts,
+            source: Source::Chain,
+            evidence: Evidence::Interrupt { entry: ts },
+        }
+    }
+
+    fn ran(pid: i32, start: Timestamp, run: Timestamp) -> Wake {
+        Wake {
+            pid,
+            start,
+            run,
+            cpu: 0,
+            prio: None,
+            run_at: RunAt::Switch,
+        }
+    }
+
+    #[test]
+    fn a_chain_goes_on_while_each_waker_still_runs() {
+        let mut c = Chains::default();
+        c.start(pending(1, 100), start(90), WokenBy::Interrupt);
+        // Not yet switched in: it cannot have woken anyone.
+        assert!(c.continue_from(1, pending(2, 150)).is_none());
+        c.ran(&ran(1, 100, 200));
+        let two = c.continue_from(1, pending(2, 250)).expect("1 runs");
+        assert_eq!(two.start.ts, 90);
+        assert_eq!(two.links.len(), 1);
+        assert_eq!((two.links[0].ran.run, two.links[0].wakes_next), (200, 250));
+        c.ran(&ran(2, 250, 300));
+        let three = c.continue_from(2, pending(3, 320)).expect("2 runs");
+        let pids: Vec<i32> = three.links.iter().map(|l| l.pending.wake.pid).collect();
+        assert_eq!(pids, [1, 2]);
+        assert_eq!(three.links[1].woken_by, WokenBy::Task);
+        // Switched out: what it wakes later is not the chain's doing.
+        c.drop_task(2);
+        assert!(c.continue_from(2, pending(4, 400)).is_none());
+    }
+
+    #[test]
+    fn a_chain_stops_at_its_depth() {
+        let mut c = Chains::default();
+        c.start(pending(1, 0), start(0), WokenBy::Interrupt);
+        let woken = |pid: i32| if pid == 1 { 0 } else { (pid as u64 - 1) * 100 + 50 };
+        for pid in 1..=DEPTH as i32 {
+            let t = pid as u64 * 100;
+            c.ran(&ran(pid, woken(pid), t));
+            let chain = c.continue_from(pid, pending(pid + 1, t + 50)).unwrap();
+            assert_eq!(chain.links.len(), pid as usize);
+        }
+        let last = DEPTH as i32 + 1;
+        c.ran(&ran(last, woken(last), 2_000));
+        assert!(c.continue_from(last, pending(last + 1, 2_100)).is_none());
+    }
+}
