@@ -222,6 +222,8 @@ impl Explain {
         if !is_target {
             return;
         }
+        // Still running after the chain began, it was not waiting for all of it.
+        let chain = chain.filter(|c| last_ran.map_or(true, |r| r <= c.start.ts));
         let (threshold, top) = (self.threshold_ns(), self.opts.top);
         let v = self.victims.entry(pid).or_default();
         v.sched_woken = true;
