@@ -38,6 +38,8 @@ mod rules_timerlat;
 mod rules_wakeup;
 #[path = "referee/sched.rs"]
 mod sched;
+#[path = "referee/segments.rs"]
+mod segments;
 #[path = "referee/text.rs"]
 mod text;
 
