@@ -28,6 +28,8 @@ mod mutate;
 mod peers;
 #[path = "referee/raw.rs"]
 mod raw;
+#[path = "referee/rules_chain.rs"]
+mod rules_chain;
 #[path = "referee/rules_stretch.rs"]
 mod rules_stretch;
 #[path = "referee/rules_timeline.rs"]
@@ -38,6 +40,8 @@ mod rules_timerlat;
 mod rules_wakeup;
 #[path = "referee/sched.rs"]
 mod sched;
+#[path = "referee/segments.rs"]
+mod segments;
 #[path = "referee/text.rs"]
 mod text;
 
@@ -63,8 +67,11 @@ pub const RULES: &[(&str, bool)] = &[
     ("json", true),
     ("irq_frame_open", true),
     ("completeness", true),
-    // Issue 27: drafted in docs/claims.md before the engine; pipe_chain fails it today.
-    ("chain_required", false),
+    // Issue 27: enforced ahead of the engine's chains; pipe_chain and the PREEMPT_RT lab
+    // traces fail it until they land.
+    ("chain_required", true),
+    ("chain_start", true),
+    ("chain_links", true),
     ("V1_common_window", true),
     ("V2_impossible_state", true),
     ("E1_kernel_path_bound", true),
@@ -137,11 +144,13 @@ impl Out {
 
 /// Every per-finding rule, in claims.md order.
 pub fn check_finding(f: &Finding, cx: &Ctx) -> Vec<Violation> {
+    if f.source == "chain" {
+        return check_chain(f, cx);
+    }
     let mut out = Out::default();
     rules_timeline::tiling(f, &mut out);
     rules_timeline::components_add_up(f, &mut out);
     rules_timeline::root_cause_is_largest(f, &mut out);
-    rules_timeline::kernel_path_bound(f, cx, &mut out);
     rules_timeline::common_window(f, cx, &mut out);
     if f.run_at.starts_with("timerlat") {
         rules_timerlat::timerlat_pairing(f, cx, &mut out);
@@ -153,17 +162,64 @@ pub fn check_finding(f: &Finding, cx: &Ctx) -> Vec<Violation> {
     rules_wakeup::no_lost_events_inside(f, cx, &mut out);
     rules_wakeup::no_impossible_state(f, cx, &mut out);
     rules_wakeup::chain_required(f, cx, &mut out);
-    rules_stretch::stretch_cpu(f, cx, &mut out);
-    rules_stretch::black_hole(f, cx, &mut out);
-    rules_stretch::task_holds_cpu(f, cx, &mut out);
-    rules_stretch::unknown_task_not_ranked(f, cx, &mut out);
-    rules_stretch::rank_matches_class(f, cx, &mut out);
-    rules_stretch::chosen_over_victim(f, cx, &mut out);
-    rules_stretch::irq_frame_open(f, cx, &mut out);
-    rules_stretch::irqs_off_evidence(f, cx, &mut out);
-    rules_stretch::irqs_off_not_preempt_off(f, cx, &mut out);
-    rules_timerlat::thread_noise_holds(f, cx, &mut out);
+    rules_chain::no_chain_listed(f, &mut out);
+    stretch_rules(f, cx, &mut out);
     out.0
+}
+
+/// The rules over each stretch, shared by a finding and each link's wait of a chain.
+fn stretch_rules(f: &Finding, cx: &Ctx, out: &mut Out) {
+    rules_timeline::kernel_path_bound(f, cx, out);
+    rules_stretch::stretch_cpu(f, cx, out);
+    rules_stretch::black_hole(f, cx, out);
+    rules_stretch::task_holds_cpu(f, cx, out);
+    rules_stretch::unknown_task_not_ranked(f, cx, out);
+    rules_stretch::rank_matches_class(f, cx, out);
+    rules_stretch::chosen_over_victim(f, cx, out);
+    rules_stretch::irq_frame_open(f, cx, out);
+    rules_stretch::irqs_off_evidence(f, cx, out);
+    rules_stretch::irqs_off_not_preempt_off(f, cx, out);
+    rules_timerlat::thread_noise_holds(f, cx, out);
+}
+
+/// A chain finding (docs/claims.md, "Wake chains"): the finding's own rules on the whole,
+/// the chain's rules, and the stretch rules on each link's wait as a finding of the link's
+/// task, its violations naming the whole timeline's stretches.
+fn check_chain(f: &Finding, cx: &Ctx) -> Vec<Violation> {
+    let mut out = Out::default();
+    rules_timeline::tiling(f, &mut out);
+    rules_timeline::components_add_up(f, &mut out);
+    rules_timeline::root_cause_is_largest(f, &mut out);
+    rules_timeline::common_window(f, cx, &mut out);
+    rules_wakeup::wakeup_pairing(f, cx, &mut out);
+    rules_wakeup::due_evidence(f, cx, &mut out);
+    rules_wakeup::victim_never_runs(f, cx, &mut out);
+    rules_wakeup::no_lost_events_inside(f, cx, &mut out);
+    rules_wakeup::no_impossible_state(f, cx, &mut out);
+    let cut = segments::cut(f, |l| switched_in(l, cx));
+    rules_chain::chain_start(f, &cut, cx, &mut out);
+    rules_chain::chain_links(f, &cut, cx, &mut out);
+    for seg in &cut.segments {
+        let mut own = Out::default();
+        if seg.link.is_some() {
+            rules_wakeup::wakeup_pairing(&seg.finding, cx, &mut own);
+            rules_wakeup::no_lost_events_inside(&seg.finding, cx, &mut own);
+        }
+        stretch_rules(&seg.finding, cx, &mut own);
+        out.0.extend(own.0.into_iter().map(|v| Violation {
+            stretch: v.stretch.map(|i| seg.index[i]),
+            ..v
+        }));
+    }
+    out.0
+}
+
+/// A link's run is its switch-in unless the referee saw it start with its first event (a
+/// switch-in that was not traced): the `run_at` its wait is checked with.
+fn switched_in(l: &finding::Link, cx: &Ctx) -> bool {
+    cx.sched
+        .wakeup_at(l.pid, l.woken)
+        .is_none_or(|w| w.end_switch)
 }
 
 /// Which waits a run explains.

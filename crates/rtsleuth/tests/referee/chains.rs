@@ -2,6 +2,7 @@
 //! through the tasks whose wakings caused it, to a wake-up from a hard-IRQ frame (a device
 //! interrupt, or a timer's expiry), the chain's proven start.
 
+use super::frames::Frame;
 use super::sched::{Waker, Wakeup};
 use super::Ctx;
 
@@ -13,11 +14,25 @@ pub const DEPTH: usize = 8;
 /// an interrupt (no chain: its own due time, if any, is the timer's), or when following back
 /// stops before a proven start.
 pub fn proven<'a>(w: &'a Wakeup, cx: &'a Ctx) -> Option<(usize, &'a Wakeup)> {
+    let links = follow(w, cx)?;
+    Some((links.len(), links[0]))
+}
+
+/// The links' own wake-ups of a proven chain ending in `w`, from the start, so a chain
+/// finding can be compared with the referee's link by link.
+pub fn follow<'a>(w: &'a Wakeup, cx: &'a Ctx) -> Option<Vec<&'a Wakeup>> {
+    let mut links = Vec::new();
     let mut cur = w;
-    for links in 0..=DEPTH {
+    for n in 0..=DEPTH {
         match cur.waker {
-            Waker::HardIrq if links > 0 => return Some((links, cur)),
-            Waker::Task(p) if !cur.raced => cur = waker_link(p, cur, cx)?,
+            Waker::HardIrq if n > 0 => {
+                links.reverse();
+                return Some(links);
+            }
+            Waker::Task(p) if !cur.raced => {
+                cur = waker_link(p, cur, cx)?;
+                links.push(cur);
+            }
             _ => return None,
         }
     }
@@ -32,6 +47,40 @@ fn waker_link<'a>(p: i64, woken: &Wakeup, cx: &'a Ctx) -> Option<&'a Wakeup> {
     let last = own.iter().filter(|w| w.end <= t).max_by_key(|w| w.end)?;
     let held = last.end_cpu == woken.waker_cpu
         && cx.sched.switches_inside(last.end_cpu, last.end, t) == 0
+        && !lost_between(cx, last.end_cpu, last.end, t)
         && last.start >= cx.window.unwrap_or(i64::MIN);
     held.then_some(last)
+}
+
+/// A lost-events marker of `cpu` in (lo, hi]: a switch there may not have been recorded, so
+/// the waker cannot be shown to have run through.
+pub fn lost_between(cx: &Ctx, cpu: u32, lo: i64, hi: i64) -> bool {
+    cx.trace
+        .lost
+        .iter()
+        .any(|&(c, ts)| c == cpu && ts > lo && ts <= hi)
+}
+
+/// The hard-IRQ frames open at a wake-up's waking on its waker CPU, outermost first: what a
+/// chain's start was woken inside.
+pub fn hard_frames_at<'a>(w: &Wakeup, cx: &'a Ctx) -> Vec<&'a Frame> {
+    (cx.frames.get(&w.waker_cpu)).map_or(Vec::new(), |f| f.hard_open_at(w.start))
+}
+
+/// A frame that is a sleeping task's own timer expiring (`hrtimer_wakeup`).
+pub fn timer_frame(f: &Frame) -> bool {
+    f.label.starts_with("hrtimer_wakeup")
+}
+
+/// The entry of the hard-IRQ frames a chain's start `w` was woken in, when its due time can
+/// be shown (chain_start): inside its own timer's expiry with the arming traced (the due time
+/// is at or before that entry), or inside another traced interrupt (the entry is the due
+/// time).
+pub fn start_entry(w: &Wakeup, cx: &Ctx) -> Option<i64> {
+    let open = hard_frames_at(w, cx);
+    let (outer, inner) = (open.first()?, open.last()?);
+    if timer_frame(inner) && super::rules_wakeup::timer_fired(w.pid, w.start, cx).is_err() {
+        return None;
+    }
+    Some(outer.entry)
 }

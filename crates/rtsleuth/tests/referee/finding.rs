@@ -26,6 +26,21 @@ pub struct Component {
     pub us: f64,
 }
 
+/// One link of a wake chain (docs/claims.md, "Wake chains"): a task that was woken, ran, and
+/// woke the next.
+#[derive(Clone, Debug)]
+pub struct Link {
+    pub pid: i64,
+    pub comm: String,
+    pub prio: i64,
+    pub cpu: u32,
+    pub woken: i64,
+    pub run: i64,
+    pub wakes_next: i64,
+    /// `timer` or `interrupt` for the first link, `task` for the others.
+    pub woken_by: String,
+}
+
 #[derive(Clone, Debug)]
 pub struct Finding {
     /// Which run produced it (`default`, `all`, ...).
@@ -43,6 +58,8 @@ pub struct Finding {
     pub root_cause: String,
     pub components: Vec<Component>,
     pub timeline: Vec<Stretch>,
+    /// The wake chain of a `chain` finding, from its start; empty for the others.
+    pub chain: Vec<Link>,
 }
 
 impl Finding {
@@ -101,6 +118,20 @@ fn stretch(v: &Value) -> Result<Stretch, String> {
     })
 }
 
+fn link(v: &Value) -> Result<Link, String> {
+    let time = |key: &str| ns(&v[key]).ok_or(format!("link without {key}"));
+    Ok(Link {
+        pid: v["task"]["pid"].as_i64().ok_or("link without task pid")?,
+        comm: text(&v["task"], "comm"),
+        prio: v["task"]["prio"].as_i64().unwrap_or(i64::MIN),
+        cpu: v["cpu"].as_u64().ok_or("link without cpu")? as u32,
+        woken: time("woken_ts")?,
+        run: time("run_ts")?,
+        wakes_next: time("wakes_next_ts")?,
+        woken_by: text(v, "woken_by"),
+    })
+}
+
 fn finding(set: &str, v: &Value) -> Result<Finding, String> {
     let timeline = v["timeline"]
         .as_array()
@@ -133,6 +164,15 @@ fn finding(set: &str, v: &Value) -> Result<Finding, String> {
         root_cause: text(v, "root_cause"),
         components,
         timeline,
+        chain: match &v["chain"] {
+            Value::Null => Vec::new(),
+            c => c
+                .as_array()
+                .ok_or("chain is not a list")?
+                .iter()
+                .map(link)
+                .collect::<Result<_, _>>()?,
+        },
     })
 }
 

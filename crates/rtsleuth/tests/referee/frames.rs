@@ -206,6 +206,16 @@ impl CpuFrames {
         let hi = self.frames.partition_point(|f| f.entry <= b);
         &self.frames[lo..hi.max(lo)]
     }
+
+    /// The hard-IRQ frames open at `t` (entry <= t <= exit), outermost first: what a waking
+    /// in hard-IRQ context ran inside.
+    pub fn hard_open_at(&self, t: i64) -> Vec<&Frame> {
+        let mut open: Vec<&Frame> = (self.near(t, t).iter())
+            .filter(|f| f.ctx == Ctx::Hard && f.entry <= t && t <= f.exit)
+            .collect();
+        open.sort_by_key(|f| f.entry);
+        open
+    }
 }
 
 /// Frames of type `ctx` naming `culprit` cover [a, b] without a gap (back-to-back frames

@@ -5,7 +5,7 @@
 
 use super::finding::{Finding, Stretch};
 use super::rules_stretch::{irq_disable_open, RANKED};
-use super::rules_wakeup::own_wakeup;
+use super::rules_wakeup::{armed_timer, chain_due, own_wakeup};
 use super::{check_finding, completeness, explain, peers, Ctx, Out, Waits};
 use std::collections::BTreeMap;
 
@@ -21,6 +21,7 @@ const TRACES: &[&str] = &[
     "tests/fixtures/explain/synthetic/mixed.txt",
     "../shared/fixtures/realworld/lisa/tests/assets/sched_load/trace.dat",
     "tests/fixtures/lab/rt/hardirq/trace.txt.zst",
+    "tests/fixtures/recorded/pipe_chain/trace.txt.zst",
 ];
 const KINDS: [&str; 9] = [
     "hardirq",
@@ -32,6 +33,14 @@ const KINDS: [&str; 9] = [
     "black_hole",
     "kernel_path",
     "unknown",
+];
+/// The chain mutations: each must have been applied once the engine prints chain findings.
+const CHAIN_MUTATIONS: [&str; 5] = [
+    "chain start moved earlier",
+    "first link woken_by swapped",
+    "link pid replaced",
+    "waker_run culprit changed",
+    "chain dropped",
 ];
 /// Mutations of one type from one source kind per trace, at most (debug-build time).
 const PER_TRACE: usize = 6;
@@ -132,7 +141,9 @@ fn stretch_mutations(
     b: &mut Budget,
     out: &mut Vec<Mutation>,
 ) {
-    for (i, s) in f.timeline.iter().enumerate() {
+    // A waker's run belongs to no link's wait: chain_mutations makes those false.
+    let waits = f.timeline.iter().enumerate();
+    for (i, s) in waits.filter(|(_, s)| s.kind != "waker_run") {
         let src = s.kind.clone();
         let mut put = |name, expect, build: &dyn Fn() -> Finding| {
             put(out, b, (of, Some(i), name, &src, expect), build)
@@ -324,12 +335,95 @@ fn finding_mutations(
     }
 }
 
+/// The due time a chain's start can be moved to that its own evidence denies: 50 us before
+/// the interrupt's entry, or before its timer was armed.
+fn earlier_start(f: &Finding, cx: &Ctx) -> Option<i64> {
+    let first = f.chain.first()?;
+    if first.woken_by != "timer" {
+        return f.expected.map(|e| e - 50_000);
+    }
+    let seg = super::segments::cut(f, |_| true)
+        .segments
+        .into_iter()
+        .next()?;
+    armed_timer(&seg.finding, cx).map(|e| e.ts - 50_000)
+}
+
+fn chain_mutations(of: usize, f: &Finding, cx: &Ctx, b: &mut Budget, out: &mut Vec<Mutation>) {
+    if f.source != "chain" || f.chain.is_empty() {
+        return;
+    }
+    let mut put = |at, name, src: &str, expect, build: &dyn Fn() -> Finding| {
+        put(out, b, (of, at, name, src, expect), build)
+    };
+    if let Some(e) = earlier_start(f, cx) {
+        put(
+            None,
+            "chain start moved earlier",
+            "chain",
+            "chain_start",
+            &|| {
+                let mut m = f.clone();
+                m.expected = Some(e);
+                m
+            },
+        );
+    }
+    put(
+        None,
+        "first link woken_by swapped",
+        "chain",
+        "chain_start",
+        &|| {
+            let mut m = f.clone();
+            m.chain[0].woken_by = match m.chain[0].woken_by.as_str() {
+                "timer" => "interrupt".into(),
+                _ => "timer".into(),
+            };
+            m
+        },
+    );
+    for k in 0..f.chain.len() {
+        put(None, "link pid replaced", "chain", "chain_links", &|| {
+            let mut m = f.clone();
+            m.chain[k].pid = f.pid;
+            m
+        });
+    }
+    for (i, _) in (f.timeline.iter().enumerate()).filter(|(_, s)| s.kind == "waker_run") {
+        put(
+            Some(i),
+            "waker_run culprit changed",
+            "waker_run",
+            "chain_links",
+            &|| {
+                with_stretch(f, i, |m| {
+                    m.culprit = Some(format!("{}-{}", f.comm, f.pid));
+                    m.culprit_pid = Some(f.pid);
+                })
+            },
+        );
+    }
+    let due = own_wakeup(f, cx).and_then(|w| chain_due(w, cx));
+    if due.is_some() {
+        put(None, "chain dropped", "chain", "chain_required", &|| {
+            let mut m = f.clone();
+            m.source = "wakeup".into();
+            m.expected = None;
+            m.chain.clear();
+            m.timeline.retain(|s| s.start >= f.wakeup);
+            m
+        });
+    }
+}
+
 #[test]
 fn mutated_findings_are_flagged() {
     let root = super::root();
     let mut applied: BTreeMap<(&str, String), (usize, usize)> = BTreeMap::new();
     let mut kinds_seen: BTreeMap<String, usize> = BTreeMap::new();
     let mut missed = Vec::new();
+    let mut chains = 0;
     for t in TRACES {
         let path = root.join(t);
         let (_, trace) = peers::read(&path).unwrap();
@@ -347,7 +441,9 @@ fn mutated_findings_are_flagged() {
         {
             stretch_mutations(of, f, &cx, &facts, &mut budget, &mut ms);
             finding_mutations(of, f, &cx, &facts, &mut budget, &mut ms);
+            chain_mutations(of, f, &cx, &mut budget, &mut ms);
         }
+        chains += findings.iter().filter(|f| f.source == "chain").count();
         let mut baseline: BTreeMap<usize, Vec<super::Violation>> = BTreeMap::new();
         for m in ms {
             let base = baseline
@@ -396,6 +492,13 @@ fn mutated_findings_are_flagged() {
         assert!(
             kinds_seen.get(k).copied().unwrap_or(0) > 0,
             "no mutation of a {k} stretch"
+        );
+    }
+    // Until the engine prints chains there is nothing to mutate; from then on, every one.
+    for name in CHAIN_MUTATIONS.iter().filter(|_| chains > 0) {
+        assert!(
+            applied.keys().any(|(n, _)| n == name),
+            "{chains} chain findings, but no {name:?} mutation"
         );
     }
     assert!(

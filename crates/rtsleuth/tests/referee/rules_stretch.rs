@@ -431,6 +431,7 @@ mod tests {
             run_at: "switch".into(),
             root_cause: kind.into(),
             components: Vec::new(),
+            chain: Vec::new(),
             timeline: vec![stretch(kind)],
         };
         let mut out = Out::default();
@@ -468,6 +469,7 @@ mod tests {
             run_at: "switch".into(),
             root_cause: "black_hole".into(),
             components: Vec::new(),
+            chain: Vec::new(),
             timeline: vec![Stretch {
                 kind: "black_hole".into(),
                 before: true,
@@ -527,6 +529,7 @@ mod tests {
             run_at: "switch".into(),
             root_cause: "higher_priority".into(),
             components: Vec::new(),
+            chain: Vec::new(),
             timeline: vec![Stretch {
                 kind: "higher_priority".into(),
                 before: false,

@@ -2,6 +2,7 @@
 //! evidence, the victim not running, lost events, impossible states and completeness.
 
 use super::finding::Finding;
+use super::raw::Event;
 use super::rules_timeline::TOL;
 use super::sched::Wakeup;
 use super::{Ctx, Out};
@@ -109,16 +110,24 @@ pub fn due_evidence(f: &Finding, cx: &Ctx, out: &mut Out) {
 /// before expected_ts, and an hrtimer_expire_entry of that pointer after it, at or before
 /// the wake-up.
 fn timer_due(f: &Finding, cx: &Ctx, expected: i64) -> Result<(), String> {
-    let armed =
-        armed_timer(f, cx).ok_or("the task armed no hrtimer_wakeup timer before the wake-up")?;
+    let armed = timer_fired(f.pid, f.wakeup, cx)?;
     if armed.ts > expected + TOL {
         return Err("expected_ts is before the timer was armed".into());
     }
+    Ok(())
+}
+
+/// The hrtimer_start of `pid`'s own timer that woke it at `woken`: its last arming of an
+/// `hrtimer_wakeup` timer, with an hrtimer_expire_entry of that pointer after it, at or
+/// before `woken` (what a chain's timer start needs too).
+pub fn timer_fired(pid: i64, woken: i64, cx: &Ctx) -> Result<&Event, String> {
+    let armed = armed_timer_of(pid, woken, cx)
+        .ok_or("the task armed no hrtimer_wakeup timer before the wake-up")?;
     let ptr = armed.field("hrtimer");
     let ev = &cx.trace.events;
     let (from, to) = (
         ev.partition_point(|e| e.ts <= armed.ts),
-        ev.partition_point(|e| e.ts <= f.wakeup),
+        ev.partition_point(|e| e.ts <= woken),
     );
     let fired = ev[from..to.max(from)]
         .iter()
@@ -126,20 +135,21 @@ fn timer_due(f: &Finding, cx: &Ctx, expected: i64) -> Result<(), String> {
     if !fired {
         return Err("no hrtimer_expire_entry of the armed timer before the wake-up".into());
     }
-    Ok(())
+    Ok(armed)
 }
 
 /// The task's own last `hrtimer_start` of an `hrtimer_wakeup` timer at or before its wake-up.
-pub fn armed_timer<'a>(f: &Finding, cx: &'a Ctx) -> Option<&'a super::raw::Event> {
-    cx.trace
-        .of_pid(f.pid)
-        .rev()
-        .filter(|e| e.ts <= f.wakeup)
-        .find(|e| {
-            e.name == "hrtimer_start"
-                && e.field("function")
-                    .is_some_and(|x| x.starts_with("hrtimer_wakeup"))
-        })
+pub fn armed_timer<'a>(f: &Finding, cx: &'a Ctx) -> Option<&'a Event> {
+    armed_timer_of(f.pid, f.wakeup, cx)
+}
+
+/// `pid`'s own last `hrtimer_start` of an `hrtimer_wakeup` timer at or before `at`.
+fn armed_timer_of(pid: i64, at: i64, cx: &Ctx) -> Option<&Event> {
+    cx.trace.of_pid(pid).rev().filter(|e| e.ts <= at).find(|e| {
+        e.name == "hrtimer_start"
+            && e.field("function")
+                .is_some_and(|x| x.starts_with("hrtimer_wakeup"))
+    })
 }
 
 /// tracemark: the task's `hit latency threshold (X > Y)` mark after run_ts, with X within
@@ -204,28 +214,32 @@ pub fn victim_never_runs(f: &Finding, cx: &Ctx, out: &mut Out) {
         ("switch", _) | (_, None) => f.run,
         (_, Some(w)) => w.end.min(f.run),
     };
-    let lo = f.window_start();
+    if let Some(e) = running_inside(f.pid, (f.window_start(), hi), f.run_at == "resumed", cx) {
+        out.put(
+            "victim_never_runs",
+            None,
+            format!(
+                "{} of the victim at {:.6} on CPU{}",
+                e.name,
+                e.ts as f64 / 1e9,
+                e.cpu
+            ),
+        );
+    }
+}
+
+/// The first event inside (lo, hi) showing `pid` running: in its pid column (in task context
+/// only for a task that never left its CPU, `in_place`) or a switch from or to it.
+fn running_inside(pid: i64, (lo, hi): (i64, i64), in_place: bool, cx: &Ctx) -> Option<&Event> {
     let ev = &cx.trace.events;
     let from = ev.partition_point(|e| e.ts <= lo);
-    for e in ev[from..].iter().take_while(|e| e.ts < hi) {
+    ev[from..].iter().take_while(|e| e.ts < hi).find(|e| {
         // An interrupt shows its pid current too, except on a task that never left (resumed).
-        let own = e.pid == f.pid && (e.task_context() || f.run_at != "resumed");
+        let own = e.pid == pid && (e.task_context() || !in_place);
         let switch = e.name == "sched_switch"
-            && (e.num("prev_pid") == Some(f.pid) || e.num("next_pid") == Some(f.pid));
-        if own || switch {
-            out.put(
-                "victim_never_runs",
-                None,
-                format!(
-                    "{} of the victim at {:.6} on CPU{}",
-                    e.name,
-                    e.ts as f64 / 1e9,
-                    e.cpu
-                ),
-            );
-            return;
-        }
-    }
+            && (e.num("prev_pid") == Some(pid) || e.num("next_pid") == Some(pid));
+        own || switch
+    })
 }
 
 /// lost: no lost-events marker on the finding's CPU or its waker CPU inside its window.
@@ -258,7 +272,8 @@ pub fn no_impossible_state(f: &Finding, cx: &Ctx, out: &mut Out) {
 }
 
 /// chain_required: a wake-up whose chain of wakers has a proven start (within
-/// [`chains::DEPTH`] links) is a `chain` finding.
+/// [`chains::DEPTH`] links) that a chain finding could hold ([`chain_due`]) is a `chain`
+/// finding.
 pub fn chain_required(f: &Finding, cx: &Ctx, out: &mut Out) {
     if matches!(f.source.as_str(), "chain" | "preempted") {
         return;
@@ -266,7 +281,7 @@ pub fn chain_required(f: &Finding, cx: &Ctx, out: &mut Out) {
     let Some(w) = own_wakeup(f, cx) else {
         return;
     };
-    if let Some((links, start)) = super::chains::proven(w, cx) {
+    if let Some((links, start)) = chain_due(w, cx) {
         out.put(
             "chain_required",
             None,
@@ -277,4 +292,14 @@ pub fn chain_required(f: &Finding, cx: &Ctx, out: &mut Out) {
             ),
         );
     }
+}
+
+/// The proven chain back from `w` (its links and its start's wake-up) when a chain finding
+/// could hold: its start's due time can be shown (chain_start) and the task did not run after
+/// it (victim_never_runs).
+pub fn chain_due<'a>(w: &'a Wakeup, cx: &'a Ctx) -> Option<(usize, &'a Wakeup)> {
+    let (links, start) = super::chains::proven(w, cx)?;
+    let entry = super::chains::start_entry(start, cx)?;
+    let ran = running_inside(w.pid, (entry, w.start), false, cx);
+    ran.is_none().then_some((links, start))
 }
