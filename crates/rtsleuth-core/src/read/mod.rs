@@ -94,6 +94,10 @@ pub trait EventSink {
         Decode::Everything
     }
 
+    /// The input is in `format`: told before its first event, for analyses whose claims
+    /// depend on what that format's own tools can show of it.
+    fn format(&mut self, _format: Format) {}
+
     /// The ring buffer dropped events on `cpu` here (`count` when the trace says how many).
     /// Whatever an analysis had half-measured across this point may be wrong.
     fn lost(&mut self, _cpu: Option<u32>, _count: Option<u64>) {}
@@ -117,6 +121,7 @@ pub trait EventSink {
 
 /// Reads the whole input into `sink` and returns what was learnt about the trace itself.
 pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo> {
+    sink.format(input.format);
     let mut counted = Counted { sink, pending: 0 };
     let read = read_into(input, &mut counted);
     counted.flush();
@@ -211,6 +216,11 @@ impl<A: EventSink, B: EventSink> EventSink for (A, B) {
         self.1.history_begins(cpu);
     }
 
+    fn format(&mut self, format: Format) {
+        self.0.format(format);
+        self.1.format(format);
+    }
+
     // The two share no state, so each may take the whole block in turn; a [`Parallel`] nested
     // in either still gets blocks.
     fn records(&mut self, records: &[Record<'_>]) {
@@ -243,6 +253,11 @@ impl<A: EventSink + Send, B: EventSink + Send> EventSink for Parallel<A, B> {
     fn history_begins(&mut self, cpu: Option<u32>) {
         self.0.history_begins(cpu);
         self.1.history_begins(cpu);
+    }
+
+    fn format(&mut self, format: Format) {
+        self.0.format(format);
+        self.1.format(format);
     }
 
     fn records(&mut self, records: &[Record<'_>]) {

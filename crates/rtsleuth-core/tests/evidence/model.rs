@@ -162,7 +162,11 @@ pub fn parse_findings(set: &str, doc: &Value, errors: &mut Vec<String>) -> Vec<F
     };
     // Chain findings are the claims referee's (crates/rtsleuth/tests/referee): it cuts them
     // into their links; this walk knows one victim per finding.
-    for (i, f) in list.iter().enumerate().filter(|(_, f)| f["source"] != "chain") {
+    for (i, f) in list
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f["source"] != "chain")
+    {
         match parse_finding(set, f) {
             Ok(f) => out.push(f),
             Err(e) => errors.push(format!("[{set}] finding #{i}: {e}: {f}")),

@@ -61,10 +61,28 @@ pub fn lost_between(cx: &Ctx, cpu: u32, lo: i64, hi: i64) -> bool {
         .any(|&(c, ts)| c == cpu && ts > lo && ts <= hi)
 }
 
-/// The hard-IRQ frames open at a wake-up's waking on its waker CPU, outermost first: what a
-/// chain's start was woken inside.
+/// The hard-IRQ frames a wake-up's waking ran inside on its waker CPU, outermost first: what
+/// a chain's start was woken inside. Frames of entry/exit events open at the waking; when
+/// none is, the latest one closed before it, if every event of the CPU in between is
+/// flagged hard-IRQ (the same interrupt still running). osnoise's noise frames are printed
+/// after the interrupt, so they prove no start.
 pub fn hard_frames_at<'a>(w: &Wakeup, cx: &'a Ctx) -> Vec<&'a Frame> {
-    (cx.frames.get(&w.waker_cpu)).map_or(Vec::new(), |f| f.hard_open_at(w.start))
+    let Some(frames) = cx.frames.get(&w.waker_cpu) else {
+        return Vec::new();
+    };
+    let open: Vec<&Frame> = (frames.hard_open_at(w.start).into_iter())
+        .filter(|f| !f.noise)
+        .collect();
+    if !open.is_empty() {
+        return open;
+    }
+    let visit = frames.hard_closed_before(w.start);
+    let still_hard =
+        |exit: i64| (cx.trace.inside(w.waker_cpu, exit, w.start)).all(|e| e.in_hardirq());
+    match visit.last() {
+        Some(last) if still_hard(last.exit) => visit,
+        _ => Vec::new(),
+    }
 }
 
 /// A frame that is a sleeping task's own timer expiring (`hrtimer_wakeup`).

@@ -23,6 +23,8 @@ pub struct Frame {
     pub label: String,
     pub entry: i64,
     pub exit: i64,
+    /// From osnoise's noise events (printed after the interrupt ended), not entry/exit pairs.
+    pub noise: bool,
 }
 
 impl Frame {
@@ -135,6 +137,7 @@ fn noise_frames(t: &Trace) -> BTreeMap<u32, Vec<Frame>> {
                 label,
                 entry: start,
                 exit: end,
+                noise: true,
             });
         }
     }
@@ -160,6 +163,7 @@ fn frames(t: &Trace) -> BTreeMap<u32, Vec<Frame>> {
                     label,
                     entry: e.ts,
                     exit: i64::MAX,
+                    noise: false,
                 });
             } else if e.in_interrupt() == Some(false) || e.name == "sched_switch" {
                 // A hard frame cannot hold a task-context event; a soft one (a softirq or
@@ -205,6 +209,27 @@ impl CpuFrames {
             .partition_point(|f| f.entry < a.saturating_sub(self.longest));
         let hi = self.frames.partition_point(|f| f.entry <= b);
         &self.frames[lo..hi.max(lo)]
+    }
+
+    /// The latest hard-IRQ frame from entry/exit events that closed before `t`, with the
+    /// frames around it, outermost first.
+    pub fn hard_closed_before(&self, t: i64) -> Vec<&Frame> {
+        let hard = |f: &&Frame| f.ctx == Ctx::Hard && !f.noise;
+        let before = &self.frames[..self.frames.partition_point(|f| f.entry < t)];
+        let Some(last) = before
+            .iter()
+            .filter(hard)
+            .filter(|f| f.exit < t)
+            .max_by_key(|f| f.exit)
+        else {
+            return Vec::new();
+        };
+        let mut visit: Vec<&Frame> = (self.near(last.entry, last.entry).iter())
+            .filter(hard)
+            .filter(|f| f.entry <= last.entry && last.exit <= f.exit)
+            .collect();
+        visit.sort_by_key(|f| f.entry);
+        visit
     }
 
     /// The hard-IRQ frames open at `t` (entry <= t <= exit), outermost first: what a waking

@@ -103,9 +103,20 @@ struct Holder {
 }
 
 /// The tasks that hold a chain, each until it is switched out.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Chains {
     holders: HashMap<i32, Holder>,
+    /// Chains are followed in this input (its context flags can be checked).
+    pub followed: bool,
+}
+
+impl Default for Chains {
+    fn default() -> Self {
+        Chains {
+            holders: HashMap::default(),
+            followed: true,
+        }
+    }
 }
 
 impl Chains {
@@ -245,7 +256,13 @@ mod tests {
     fn a_chain_stops_at_its_depth() {
         let mut c = Chains::default();
         c.start(pending(1, 0), start(0), WokenBy::Interrupt);
-        let woken = |pid: i32| if pid == 1 { 0 } else { (pid as u64 - 1) * 100 + 50 };
+        let woken = |pid: i32| {
+            if pid == 1 {
+                0
+            } else {
+                (pid as u64 - 1) * 100 + 50
+            }
+        };
         for pid in 1..=DEPTH as i32 {
             let t = pid as u64 * 100;
             c.ran(&ran(pid, woken(pid), t));

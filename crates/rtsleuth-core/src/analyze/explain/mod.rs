@@ -54,6 +54,7 @@ pub use outline::{Outline, OutlineStretch};
 use crate::analyze::names::Names;
 use crate::analyze::wakeups::{RunAt as WakeEnd, Step, Wake, Wakeups};
 use crate::event::{Event, EventKind, Timestamp};
+use crate::input::Format;
 use crate::read::{Decode, EventSink};
 use chain::{Chain, Chains, Link, Waker, WokenBy};
 use decompose::{bound_kernel_path, decompose, WakeUp, Window, MIN_CAUSE_NS};
@@ -193,7 +194,7 @@ impl Explain {
             return;
         };
         let is_target = self.is_target(pid, prio);
-        let waker = Waker::of(ev);
+        let waker = Waker::of(ev).filter(|_| self.chains.followed);
         let chained = match waker {
             Some(Waker::HardIrq) => true,
             Some(Waker::Task(p)) => self.chains.holds(p),
@@ -211,7 +212,8 @@ impl Explain {
             slack_until: timer.and_then(|t| t.hard),
             ..WakeUp::new(pid, prio, (ev.cpu, ev.ts), target.unwrap_or(ev.cpu))
         };
-        let last_ran = self.victims.get(&pid).and_then(|v| v.last_ran);
+        let (last_ran, on_cpu) =
+            (self.victims.get(&pid)).map_or((None, None), |v| (v.last_ran, v.last_on_cpu));
         let own = Pending {
             wake,
             due: timer.map(OwnTimer::due),
@@ -223,7 +225,7 @@ impl Explain {
             return;
         }
         // Still running after the chain began, it was not waiting for all of it.
-        let chain = chain.filter(|c| last_ran.map_or(true, |r| r <= c.start.ts));
+        let chain = chain.filter(|c| on_cpu.map_or(true, |r| r <= c.start.ts));
         let (threshold, top) = (self.threshold_ns(), self.opts.top);
         let v = self.victims.entry(pid).or_default();
         v.sched_woken = true;
@@ -308,6 +310,11 @@ impl Explain {
                 self.chains.start(own, t.due(), WokenBy::Timer);
                 None
             }
+            // Its own sleep's timer, armed before the trace began: when it was due is unknown.
+            (Some(Waker::HardIrq), None, _) if self.sleeper_callback(&own.wake.context) => {
+                self.chains.drop_task(pid);
+                None
+            }
             (Some(Waker::HardIrq), None, Some(entry)) => {
                 let due = Due {
                     ts: entry,
@@ -329,6 +336,11 @@ impl Explain {
                 None
             }
         }
+    }
+
+    /// The waking ran inside a sleeper's timer callback (`hrtimer_wakeup`).
+    fn sleeper_callback(&self, context: &WakeContext) -> bool {
+        (context.callback_function).is_some_and(|f| self.names.get(f) == "hrtimer_wakeup")
     }
 
     /// `pid` was switched out by `ev` while still runnable, in favour of `by`: with
@@ -409,17 +421,33 @@ impl Explain {
         for (i, link) in chain.links.iter().enumerate() {
             let due = (i == 0).then_some(chain.start);
             let r = link.ran;
-            let f = self.explain(&link.pending, due, r.cpu, r.run, RunAt::Wake(r.run_at), r.run);
+            let f = self.explain(
+                &link.pending,
+                due,
+                r.cpu,
+                r.run,
+                RunAt::Wake(r.run_at),
+                r.run,
+            );
             timeline.extend_from_slice(&f.timeline);
             if link.wakes_next > r.run {
                 let culprit = Some(Culprit::Task(r.pid));
                 let span = (r.run, link.wakes_next);
-                let run = Component::new(Cause::WakerRun, Phase::BeforeWakeup, r.cpu, span, culprit, Note::WakerRun);
+                let run = Component::new(
+                    Cause::WakerRun,
+                    Phase::BeforeWakeup,
+                    r.cpu,
+                    span,
+                    culprit,
+                    Note::WakerRun,
+                );
                 timeline.push(run);
             }
             head.get_or_insert(f);
         }
-        timeline.iter_mut().for_each(|c| c.phase = Phase::BeforeWakeup);
+        timeline
+            .iter_mut()
+            .for_each(|c| c.phase = Phase::BeforeWakeup);
         let own = self.explain(p, None, w.cpu, w.run, RunAt::Wake(w.run_at), w.run);
         timeline.extend(own.timeline);
         let head = head.expect("a chain has a link");
@@ -623,11 +651,14 @@ impl Explain {
     }
 
     /// A target's event in task context: it runs, so it cannot be late before this.
+    /// In interrupt context it was the interrupted task: on its CPU, which a wake chain needs
+    /// to know.
     fn note_running(&mut self, ev: &Event<'_>) {
-        if ev.flags.hardirq || ev.flags.softirq || ev.flags.nmi {
+        let Some(v) = self.victims.get_mut(&ev.pid) else {
             return;
-        }
-        if let Some(v) = self.victims.get_mut(&ev.pid) {
+        };
+        v.last_on_cpu = Some(ev.ts);
+        if !(ev.flags.hardirq || ev.flags.softirq || ev.flags.nmi) {
             v.last_ran = Some(ev.ts);
         }
     }
@@ -756,6 +787,12 @@ impl EventSink for Explain {
 
     fn decode(&self) -> Decode {
         Decode::Everything
+    }
+
+    /// perf.data records carry the context flags, but no tool of perf's prints them (`perf
+    /// script`), so no one could check a chain there: none is followed.
+    fn format(&mut self, format: Format) {
+        self.chains.followed = format != Format::PerfData;
     }
 
     fn lost(&mut self, cpu: Option<u32>, _count: Option<u64>) {

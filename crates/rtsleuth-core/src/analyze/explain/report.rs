@@ -660,7 +660,9 @@ impl Explain {
                             format!("timer interrupt's sample on CPU{}", f.waker_cpu)
                         }
                         _ => match f.chain.last() {
-                            Some(l) => format!("woken by {} on CPU{}", self.task_name(l.pid), f.waker_cpu),
+                            Some(l) => {
+                                format!("woken by {} on CPU{}", self.task_name(l.pid), f.waker_cpu)
+                            }
                             None => format!("wake-up on CPU{}", f.waker_cpu),
                         },
                     },
@@ -736,7 +738,10 @@ impl Explain {
 
     /// The chain's start in a few words.
     fn chain_start(&self, f: &Finding) -> String {
-        let first = f.chain.first().map_or("-".into(), |l| self.task_name(l.pid));
+        let first = f
+            .chain
+            .first()
+            .map_or("-".into(), |l| self.task_name(l.pid));
         match f.evidence {
             Some(Evidence::Timer { .. }) => format!("{first}'s hrtimer expiry"),
             _ => format!("the hard interrupt that woke {first}"),

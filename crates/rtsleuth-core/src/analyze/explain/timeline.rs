@@ -147,6 +147,8 @@ pub struct WakeContext {
     pub hard_entry: Option<Timestamp>,
     /// The innermost hrtimer callback: its timer and entry time.
     pub callback: Option<(u64, Timestamp)>,
+    /// That callback's function.
+    pub callback_function: Option<NameId>,
 }
 
 #[derive(Debug)]
@@ -520,6 +522,10 @@ impl CpuTimeline {
                 Irq::Callback { hrtimer, .. } => Some((hrtimer, f.start)),
                 _ => None,
             }),
+            callback_function: self.stack.iter().rev().find_map(|f| match f.irq {
+                Irq::Callback { function, .. } => Some(function),
+                _ => None,
+            }),
         }
     }
 
@@ -730,7 +736,10 @@ mod tests {
            sleep-191     [001] dNh3.     4.654092: sched_waking: comm=irq/25-virtio0- pid=162 prio=49 target_cpu=001",
         );
         let c = tl.wake_context();
-        assert_eq!((c.irq_entry, c.hard_entry), (Some(4_654_086_000), Some(4_654_086_000)));
+        assert_eq!(
+            (c.irq_entry, c.hard_entry),
+            (Some(4_654_086_000), Some(4_654_086_000))
+        );
         assert_eq!(c.seq, Some(1));
         feed(
             &mut tl,
@@ -757,6 +766,7 @@ mod tests {
                 irq_entry: Some(653_571_068_000),
                 hard_entry: Some(653_571_068_000),
                 callback: Some((0xba4c36c1, 653_571_069_000)),
+                callback_function: Some(names.intern("hrtimer_wakeup")),
             }
         );
         // A task-context event proves the exits were missed.
