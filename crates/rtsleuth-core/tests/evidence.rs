@@ -75,7 +75,7 @@ mod shared_fixtures;
 #[path = "evidence/walk.rs"]
 mod walk;
 
-use model::{check_tiling, parse_findings, Finding, Violation};
+use model::{check_tiling, parse_findings, without_chains, Finding, Violation};
 use rtsleuth_core::analyze::explain::{Explain, ExplainOptions};
 use rtsleuth_core::input::{Format, Input};
 use rtsleuth_core::read::{self, TraceInfo};
@@ -256,7 +256,7 @@ fn check_trace(path: &Path) -> Result<Checked, String> {
         if set == "all" && big {
             continue;
         }
-        let doc = explain.document(&info).json;
+        let doc = without_chains(explain.document(&info).json);
         // EVIDENCE_JSON=dir keeps the documents under test there.
         if let Ok(dir) = std::env::var("EVIDENCE_JSON") {
             let stem = path.to_string_lossy().replace('/', "_");
@@ -884,7 +884,7 @@ fn the_checker_catches_mutated_engine_findings() {
     let path = fixtures().join("recorded/fifo_equal/trace.txt.zst");
     let mut explain = Explain::new(options(true));
     let info = read::read(open(&path).unwrap(), &mut explain).unwrap();
-    let doc = explain.document(&info).json;
+    let doc = without_chains(explain.document(&info).json);
     let flagged = |doc: &Value, rule: &str| -> Vec<(usize, Option<usize>)> {
         let c = referee(open(&path).unwrap(), &[("default", doc)]).unwrap();
         c.violations

@@ -154,19 +154,23 @@ fn string(v: &Value) -> Option<String> {
 
 /// Reads the findings of one explain document. A finding the parser cannot read at all is a
 /// violation of the contract, reported through `errors`.
+/// Takes the chain findings out of an explain document: they are the claims referee's
+/// (crates/rtsleuth/tests/referee), which cuts them into their links; this walk knows one
+/// victim per finding.
+pub fn without_chains(mut doc: Value) -> Value {
+    if let Some(list) = doc["findings"].as_array_mut() {
+        list.retain(|f| f["source"] != "chain");
+    }
+    doc
+}
+
 pub fn parse_findings(set: &str, doc: &Value, errors: &mut Vec<String>) -> Vec<Finding> {
     let mut out = Vec::new();
     let Some(list) = doc["findings"].as_array() else {
         errors.push(format!("[{set}] no findings array"));
         return out;
     };
-    // Chain findings are the claims referee's (crates/rtsleuth/tests/referee): it cuts them
-    // into their links; this walk knows one victim per finding.
-    for (i, f) in list
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| f["source"] != "chain")
-    {
+    for (i, f) in list.iter().enumerate() {
         match parse_finding(set, f) {
             Ok(f) => out.push(f),
             Err(e) => errors.push(format!("[{set}] finding #{i}: {e}: {f}")),

@@ -349,6 +349,11 @@ impl Judge<'_> {
         let Activity::Task { pid, .. } = s.activity else {
             return (Cause::Unknown, None, Note::NoHistory);
         };
+        if self.w.context.hard_entry.is_some_and(|e| e <= from) && to <= self.w.wakeup {
+            // After the waking interrupt's entry, events stayed hard-IRQ up to the waking
+            // (its frames' exits came first): still that interrupt.
+            return (Cause::KernelPath, None, Note::WakeInterrupt);
+        }
         if to - from < MIN_CAUSE_NS {
             return (Cause::KernelPath, None, Note::InterruptDelivery);
         }

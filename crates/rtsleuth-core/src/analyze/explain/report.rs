@@ -328,8 +328,9 @@ impl Explain {
         let culprit = c.culprit.map(|k| self.culprit_name(k));
         let who = culprit.clone().unwrap_or_default();
         let cpu = c.cpu;
-        let victim = self.task_name(f.pid);
-        let vprio = prio_text(f.prio);
+        let (waiter, wprio, phase) = waiter(f, c);
+        let victim = self.task_name(waiter);
+        let vprio = prio_text(wprio);
         let detail = match c.note {
             Note::InterruptDelivery => format!("the timer interrupt reaching CPU{cpu}"),
             Note::TimerSlack => "its timer's slack: the kernel may fire it any time up to the hard expiry".into(),
@@ -363,7 +364,7 @@ impl Explain {
             Note::IrqsOffFlag => format!(
                 "{who} ran with interrupts disabled (last event flagged d), so the timer interrupt came late"
             ),
-            Note::IrqsOffCaller(caller) if c.phase == Phase::AfterWakeup => format!(
+            Note::IrqsOffCaller(caller) if phase == Phase::AfterWakeup => format!(
                 "{who} disabled interrupts at {} while {victim} (prio {vprio}) was runnable on CPU{cpu}: it could not be preempted until they were enabled again",
                 self.names.get(caller),
             ),
@@ -805,6 +806,19 @@ impl Explain {
             ]);
         }
         t
+    }
+}
+
+/// Whose wait a stretch is, with that task's priority, and the phase of that wait it lies in:
+/// before a chain finding's wake-up, its links wait in turn, each woken in its own right.
+fn waiter(f: &Finding, c: &Component) -> (i32, Option<i32>, Phase) {
+    if c.start >= f.wakeup {
+        return (f.pid, f.prio, c.phase);
+    }
+    match f.chain.iter().find(|l| c.start < l.run) {
+        Some(l) if c.start >= l.woken => (l.pid, Some(l.prio), Phase::AfterWakeup),
+        Some(l) => (l.pid, Some(l.prio), Phase::BeforeWakeup),
+        None => (f.pid, f.prio, c.phase),
     }
 }
 
