@@ -808,8 +808,10 @@ impl EventSink for Explain {
 impl Explain {
     /// What was in flight on `cpu` (every CPU for `None`) cannot be trusted: events were lost.
     fn forget(&mut self, cpu: Option<u32>) {
-        for v in self.victims.values_mut() {
-            self.dropped_by_lost += u64::from(v.pending.take().is_some());
+        // Dropped in place: moving each wake-up out would copy it, for every task, each time.
+        for v in self.victims.values_mut().filter(|v| v.pending.is_some()) {
+            v.pending = None;
+            self.dropped_by_lost += 1;
         }
         for v in self.preempted.values_mut() {
             v.pending = None;
