@@ -110,6 +110,7 @@ impl Sched {
         let mut s = Sched::default();
         let mut tasks: HashMap<i64, TaskState> = HashMap::new();
         let mut lost = t.lost.iter().peekable();
+        let mut exit_path = ExitPath::default();
         for e in &t.events {
             while lost.next_if(|(_, ts)| *ts <= e.ts).is_some() {
                 // Wake-ups in flight cross a hole: none is measured.
@@ -120,6 +121,7 @@ impl Sched {
                 }
             }
             s.prio_of(e);
+            let on_exit_path = exit_path.holds(e);
             let cpu_first = t
                 .by_cpu
                 .get(&e.cpu)
@@ -134,7 +136,12 @@ impl Sched {
             }
             match e.name.as_str() {
                 "sched_switch" => s.switch(e, &mut tasks, has_wakeup),
-                "sched_waking" => waking(e, &mut tasks),
+                "sched_waking" => {
+                    waking(e, &mut tasks);
+                    if on_exit_path {
+                        interrupted_is_no_waker(e, &mut tasks);
+                    }
+                }
                 "sched_wakeup" | "sched_wakeup_new" => wakeup(e, &mut tasks, has_waking),
                 "sched_migrate_task" => {
                     if let (Some(p), Some(d)) = (e.num("pid"), e.num("dest_cpu")) {
@@ -337,6 +344,42 @@ impl Sched {
             .get(&pid)?
             .iter()
             .find(|w| (w.start - ts).abs() <= 2)
+    }
+}
+
+/// Per CPU, the pid column an interrupt's exit path runs in: from its last hard-IRQ-flagged
+/// event, while the CPU's events stay in that column with interrupts off and no switch.
+#[derive(Default)]
+struct ExitPath(HashMap<u32, i64>);
+
+impl ExitPath {
+    /// Whether `e` (every event is seen, in order) lies on an exit path.
+    fn holds(&mut self, e: &Event) -> bool {
+        if e.in_hardirq() {
+            self.0.insert(e.cpu, e.pid);
+            return true;
+        }
+        let on = self.0.get(&e.cpu) == Some(&e.pid)
+            && e.irqs_off() == Some(true)
+            && e.name != "sched_switch";
+        if !on {
+            self.0.remove(&e.cpu);
+        }
+        on
+    }
+}
+
+/// A waking on an interrupt's exit path names the interrupted task in its pid column: no
+/// chain follows it (claims.md, "Wake chains").
+fn interrupted_is_no_waker(e: &Event, tasks: &mut HashMap<i64, TaskState>) {
+    let Some(st) = e.num("pid").and_then(|p| tasks.get_mut(&p)) else {
+        return;
+    };
+    let raced = st.raced.as_mut().map(|(w, _)| w);
+    for w in st.pending.iter_mut().chain(raced) {
+        if w.start == e.ts && matches!(w.waker, Waker::Task(_)) {
+            w.waker = Waker::Other;
+        }
     }
 }
 

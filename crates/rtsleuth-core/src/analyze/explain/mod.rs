@@ -194,7 +194,10 @@ impl Explain {
             return;
         };
         let is_target = self.is_target(pid, prio);
-        let waker = Waker::of(ev).filter(|_| self.chains.followed);
+        let tail = timeline(&mut self.cpus, ev.cpu, ev.ts).in_irq_tail();
+        // On an interrupt's exit path the pid column names the interrupted task, not the waker.
+        let waker = (Waker::of(ev).filter(|_| self.chains.followed))
+            .filter(|w| !(tail && matches!(w, Waker::Task(_))));
         let chained = match waker {
             Some(Waker::HardIrq) => true,
             Some(Waker::Task(p)) => self.chains.holds(p),

@@ -163,6 +163,10 @@ pub struct CpuTimeline {
     /// past its frames' exits while events are still flagged hard-IRQ (a threaded handler's
     /// thread is woken after the handler returned).
     hard_visit: Option<(Timestamp, u32)>,
+    /// The task an interrupt's exit path runs on: after the interrupt's last hard-IRQ event,
+    /// its events stay in that task's pid column with interrupts off until it returns
+    /// (irq_exit wakes the softirq threads there, looking like the task's own wakings).
+    irq_tail: Option<i32>,
     irqs_off_at: Option<NameId>,
     preempt_off_at: Option<NameId>,
     /// A reschedule was requested (an `N` flag, often only on the interrupt that woke someone)
@@ -203,6 +207,7 @@ impl CpuTimeline {
             stack: Vec::new(),
             seq: 0,
             hard_visit: None,
+            irq_tail: None,
             irqs_off_at: None,
             preempt_off_at: None,
             resched: false,
@@ -230,6 +235,7 @@ impl CpuTimeline {
         if !ev.flags.hardirq {
             self.hard_visit = None;
         }
+        self.follow_irq_tail(ev);
         let in_irq = ev.flags.hardirq || ev.flags.softirq || ev.flags.nmi;
         self.event_irqs_on = ev.flags.known && !in_irq && !ev.flags.irqs_off;
         self.event_interrupt = ev.flags.hardirq
@@ -357,6 +363,26 @@ impl CpuTimeline {
             }
             _ => self.note(ts, ev.flags, task_context),
         }
+    }
+
+    /// Keeps [`CpuTimeline::irq_tail`]: it begins at a hard-IRQ event and ends at the first
+    /// event with interrupts on, in another pid column, or switching tasks.
+    fn follow_irq_tail(&mut self, ev: &Event<'_>) {
+        if ev.flags.hardirq {
+            self.irq_tail = Some(ev.pid);
+        } else if ev.flags.known
+            && (!ev.flags.irqs_off
+                || self.irq_tail != Some(ev.pid)
+                || matches!(ev.kind, EventKind::SchedSwitch { .. }))
+        {
+            self.irq_tail = None;
+        }
+    }
+
+    /// The latest event ran on an interrupt's exit path, as far as the flags show: no
+    /// interrupts-on event since the interrupt's last hard-IRQ event, in the same pid column.
+    pub fn in_irq_tail(&self) -> bool {
+        self.irq_tail.is_some()
     }
 
     /// Every event names the CPU's current task (in interrupt context, the interrupted one).
@@ -720,6 +746,35 @@ mod tests {
         let c = tl.wake_context();
         assert_eq!(c.irq_entry, Some(10_000_100_000));
         assert_eq!(c.hard_entry, Some(10_000_150_000));
+    }
+
+    /// irq_exit wakes the softirq threads after the interrupt's last hard-IRQ event, in the
+    /// interrupted task's pid column with interrupts off: its exit path, not that task.
+    #[test]
+    fn the_exit_path_of_an_interrupt_is_its_tail() {
+        let mut names = Names::default();
+        let mut tl = CpuTimeline::new(0);
+        feed(
+            &mut tl,
+            &mut names,
+            "      cyclictest-194     [001] d.h..     4.943275: local_timer_exit: vector=236
+      cyclictest-194     [001] d..2.     4.943278: sched_waking: comm=ksoftirqd/1 pid=35 prio=120 target_cpu=001",
+        );
+        assert!(tl.in_irq_tail());
+        feed(
+            &mut tl,
+            &mut names,
+            "      cyclictest-194     [001] ....1     4.943300: tracing_mark_write: back",
+        );
+        assert!(!tl.in_irq_tail());
+        feed(
+            &mut tl,
+            &mut names,
+            "      cyclictest-194     [001] d.h..     4.943400: local_timer_exit: vector=236
+      cyclictest-194     [001] d..2.     4.943410: sched_switch: prev_comm=cyclictest prev_pid=194 prev_prio=19 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+          <idle>-0       [001] d..2.     4.943420: sched_waking: comm=ksoftirqd/1 pid=35 prio=120 target_cpu=001",
+        );
+        assert!(!tl.in_irq_tail());
     }
 
     /// A threaded handler's thread is woken in hard-IRQ context after the handler's exit: the
