@@ -219,7 +219,7 @@ fn check_chain(f: &Finding, cx: &Ctx) -> Vec<Violation> {
 fn switched_in(l: &finding::Link, cx: &Ctx) -> bool {
     cx.sched
         .wakeup_at(l.pid, l.woken)
-        .is_none_or(|w| w.end_switch)
+        .map_or(true, |w| w.end_switch)
 }
 
 /// Which waits a run explains.
