@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{ok, repo_root};
+use common::{golden, ok, repo_root};
 use serde_json::Value;
 
 const TRACE: &str = "tests/fixtures/recorded/pipe_chain/trace.txt.zst";
@@ -147,4 +147,18 @@ fn the_worst_chain_is_the_readmes() {
     // fifo_burst held CPU1 from before the wake-up (.122725) to the switch (.126023).
     assert!((3200.0..=3298.0).contains(&hog), "fifo_burst {hog} us");
     assert_eq!(f["root_cause"], "higher_priority");
+}
+
+/// The report of a chain finding: the chain's start, each link's milestones and the stretches
+/// between them, in the text and in the JSON.
+#[test]
+fn a_chain_finding_reads_as_its_links() {
+    golden(
+        "explain-chain.txt",
+        &ok(&["explain", TRACE, "--task", "consumer", "--top", "1"]),
+    );
+    golden(
+        "explain-chain.json",
+        &ok(&["explain", TRACE, "--task", "consumer", "--top", "1", "--json"]),
+    );
 }

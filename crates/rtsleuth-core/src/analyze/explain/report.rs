@@ -1,6 +1,7 @@
 //! The `explain` report: per finding a verdict and a timeline ladder, then the aggregate.
 
 use super::cause::{Cause, Phase, Source};
+use super::chain::WokenBy;
 use super::decompose::KERNEL_PATH_MAX_NS;
 use super::finding::{Component, Culprit, Evidence, Finding, Note, RunAt};
 use super::period::INTERVALS;
@@ -725,12 +726,14 @@ impl Explain {
     /// The milestones of a chain's links: each task woken, switched in, and waking the next.
     fn link_milestones(&self, f: &Finding) -> Vec<(Timestamp, u8, String)> {
         let mut rows = Vec::new();
-        for (i, l) in f.chain.iter().enumerate() {
+        for l in &f.chain {
             let who = self.task_name(l.pid);
-            // The first link's waking is inside the start's interrupt, which has its own row.
-            if i > 0 {
-                rows.push((l.woken, 2, milestone(l.woken, &format!("{who} woken"))));
-            }
+            let by = match l.woken_by {
+                WokenBy::Timer => "woken by its timer",
+                WokenBy::Interrupt => "woken by the interrupt",
+                WokenBy::Task => "woken",
+            };
+            rows.push((l.woken, 2, milestone(l.woken, &format!("{who} {by}"))));
             let ran = format!("{who} (prio {}) switched in on CPU{}", l.prio, l.cpu);
             rows.push((l.run, 2, milestone(l.run, &ran)));
         }
