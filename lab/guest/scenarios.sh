@@ -296,9 +296,11 @@ irq_of() {
 #               FIFO 10, between the two.
 # The application writes "<app> late <us> ..." to trace_marker for each wake-up later than the
 # threshold. The trace clock is mono, the applications' CLOCK_MONOTONIC, so timerfd_app's due
-# times are trace stamps. No cyclictest: the trace runs for a fixed time, the application from
-# the start, fifo_burst from a second later with a burst every 500 ms for 3 s, and tracing stops
-# 100 ms after fifo_burst's last burst, so the 1 MB buffer still holds the last bursts.
+# times are trace stamps. No cyclictest: the trace runs for a fixed time. The application starts
+# with it, fifo_burst a second later: 30 ms bursts every 500.7 ms for 3 s, five in all. Tracing
+# stops 2.15 s after fifo_burst started, 120 ms after its fourth burst ended and before its
+# fifth: the last burst runs into fifo_burst's exit (3 ms more of it under emulation), so the
+# traced bursts all end in a sleep. The 1 MB buffer keeps the last 0.8-2 s, the last bursts.
 phase_chain() {
     local s=$1 dir=/out/$1 irq= affinity= probe=/out/irq_app.probe app hog
     reset_tracing
@@ -314,12 +316,16 @@ phase_chain() {
         affinity=$(cat /proc/irq/$irq/smp_affinity_list)
         echo $CPU >/proc/irq/$irq/smp_affinity_list || echo "lab: cannot pin irq $irq to CPU $CPU"
         echo "irq_app probe" >$probe
+        # /proc/PID/comm shows a kthread's full name (irq/25-virtio0-requests); the trace shows
+        # the 15-character comm (irq/25-virtio0-).
         echo "irq=$irq irq_name=virtio0-requests irq_affinity_was=$affinity" \
-            "irq_thread_pid=$(grep -lx "irq/$irq-virtio0-" /proc/[0-9]*/comm | head -1 | cut -d/ -f3)" \
+            "irq_thread_pid=$(grep -l "^irq/$irq-" /proc/[0-9]*/comm | head -1 | cut -d/ -f3)" \
             "app_prio=70 hog_prio=$hog" >>$dir/inject.txt
         grep " /out " /proc/mounts | sed 's/^/mount: /' >>$dir/inject.txt
         echo 1 >$T/tracing_on
-        irq_app --cpu $CPU --prio 70 --file $probe --period-us 1000 --duration-s 5 \
+        # Every 5 ms: each read is two 9p RPCs, about 70 events on CPU 1 with the lock hand-offs
+        # between the app and the thread; at 1 ms the buffer held 0.4 s, one burst.
+        irq_app --cpu $CPU --prio 70 --file $probe --period-us 5000 --duration-s 5 \
             --mark-us "$THRESHOLD_US" 2>/tmp/app.log &
         app=$! ;;
     timerfd)
@@ -334,10 +340,11 @@ phase_chain() {
     esac
     sleep 1
     fifo_burst --cpu $CPU --prio $hog --burst-us "$INJECT_US" --period-ms 500 --duration-s 3 \
-        --drift-us 700 2>/tmp/fifo_burst.log
-    usleep 100000
+        --drift-us 700 2>/tmp/fifo_burst.log &
+    hog=$!
+    usleep 2150000
     echo 0 >$T/tracing_on
-    wait $app
+    wait $hog $app
     cat $T/trace >$dir/trace.txt
     (cd $dir && trace-cmd extract -o trace.dat >/dev/null 2>&1) || echo "lab: trace-cmd extract failed"
     cat /tmp/fifo_burst.log /tmp/app.log >>$dir/inject.txt
