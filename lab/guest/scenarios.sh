@@ -10,6 +10,9 @@
 #   hwlat_{kernel,user}.json (black_hole only) rtsleuth hwlat while the host stops the emulator
 #   hwlat_trace.txt       (black_hole only) the kernel hwlat tracer's own output for one more stop
 #   inject.txt            what was injected (kind, cpu, us, pid) for the host's expected file
+# The chain scenarios (irq_thread, timerfd: issue 27) have no cyclictest: an application of their
+# own is the victim, and they have the trace phase only (phase_chain): trace.txt, trace.dat and
+# inject.txt, which also holds the application's and fifo_burst's own summaries.
 # Durations are long (30 ms by default, breaking at 15 ms) because emulation (TCG) alone causes
 # 1-5 ms of noise, and up to 8 ms when the host is busy.
 
@@ -35,6 +38,7 @@ reset_tracing() {
     echo >$T/set_graph_function 2>/dev/null
     echo 0 >$T/options/funcgraph-abstime 2>/dev/null
     echo 0 >$T/tracing_thresh
+    echo local >$T/trace_clock
     echo 1024 >$T/buffer_size_kb
     echo 1 >$T/options/overwrite
     echo >$T/trace
@@ -276,10 +280,85 @@ phase_hwlat() {
     cat $T/trace >$dir/hwlat_trace.txt
 }
 
+# The number of the interrupt named $1 in /proc/interrupts (its last column), empty if none.
+irq_of() {
+    awk -v name="$1" '$NF == name { sub(":", "", $1); print $1; exit }' /proc/interrupts
+}
+
+# The chain scenarios (issue 27): an interrupt reaches a SCHED_FIFO application through a
+# thread that a lower-priority fifo_burst holds off, while the application outranks fifo_burst.
+#   irq_thread  irq_app (FIFO 70, CPU 1) preads a file on the 9p results share every 1 ms; each
+#               read is a 9p RPC whose reply is the virtio interrupt (virtio0-requests), pinned
+#               to CPU 1, so its thread irq/N-virtio0- (FIFO 50) wakes the app; fifo_burst
+#               spins at FIFO 60, between the two.
+#   timerfd     timerfd_app (FIFO 50, CPU 1) reads a 1 ms CLOCK_MONOTONIC timerfd; on PREEMPT_RT
+#               the timerfd's (soft) hrtimer expires in ktimers/1 (FIFO 1); fifo_burst spins at
+#               FIFO 10, between the two.
+# The application writes "<app> late <us> ..." to trace_marker for each wake-up later than the
+# threshold. The trace clock is mono, the applications' CLOCK_MONOTONIC, so timerfd_app's due
+# times are trace stamps. No cyclictest: the trace runs for a fixed time. The application starts
+# with it, fifo_burst a second later: 30 ms bursts every 500.7 ms for 3 s, five in all. Tracing
+# stops 2.15 s after fifo_burst started, 120 ms after its fourth burst ended and before its
+# fifth: the last burst runs into fifo_burst's exit (3 ms more of it under emulation), so the
+# traced bursts all end in a sleep. The 1 MB buffer keeps the last 0.8-2 s, the last bursts.
+phase_chain() {
+    local s=$1 dir=/out/$1 irq= affinity= probe=/out/irq_app.probe app hog
+    reset_tracing
+    echo mono >$T/trace_clock
+    enable_events
+    echo "kind=$s cpu=$CPU inject_us=$INJECT_US threshold_us=$THRESHOLD_US period_ms=500 trace_clock=mono" \
+        >$dir/inject.txt
+    case $s in
+    irq_thread)
+        hog=60
+        irq=$(irq_of virtio0-requests)
+        [ -n "$irq" ] || { echo "lab: no virtio0-requests interrupt"; return 0; }
+        affinity=$(cat /proc/irq/$irq/smp_affinity_list)
+        echo $CPU >/proc/irq/$irq/smp_affinity_list || echo "lab: cannot pin irq $irq to CPU $CPU"
+        echo "irq_app probe" >$probe
+        # /proc/PID/comm shows a kthread's full name (irq/25-virtio0-requests); the trace shows
+        # the 15-character comm (irq/25-virtio0-).
+        echo "irq=$irq irq_name=virtio0-requests irq_affinity_was=$affinity" \
+            "irq_thread_pid=$(grep -l "^irq/$irq-" /proc/[0-9]*/comm | head -1 | cut -d/ -f3)" \
+            "app_prio=70 hog_prio=$hog" >>$dir/inject.txt
+        grep " /out " /proc/mounts | sed 's/^/mount: /' >>$dir/inject.txt
+        echo 1 >$T/tracing_on
+        # Every 5 ms: each read is two 9p RPCs, about 70 events on CPU 1 with the lock hand-offs
+        # between the app and the thread; at 1 ms the buffer held 0.4 s, one burst.
+        irq_app --cpu $CPU --prio 70 --file $probe --period-us 5000 --duration-s 5 \
+            --mark-us "$THRESHOLD_US" 2>/tmp/app.log &
+        app=$! ;;
+    timerfd)
+        hog=10
+        echo "app_prio=50 hog_prio=$hog timerfd_period_us=1000" \
+            "ktimers_pid=$(grep -lx "ktimers/$CPU" /proc/[0-9]*/comm | head -1 | cut -d/ -f3)" \
+            >>$dir/inject.txt
+        echo 1 >$T/tracing_on
+        timerfd_app --cpu $CPU --prio 50 --period-us 1000 --duration-s 5 \
+            --mark-us "$THRESHOLD_US" 2>/tmp/app.log &
+        app=$! ;;
+    esac
+    sleep 1
+    fifo_burst --cpu $CPU --prio $hog --burst-us "$INJECT_US" --period-ms 500 --duration-s 3 \
+        --drift-us 700 2>/tmp/fifo_burst.log &
+    hog=$!
+    usleep 2150000
+    echo 0 >$T/tracing_on
+    wait $hog $app
+    cat $T/trace >$dir/trace.txt
+    (cd $dir && trace-cmd extract -o trace.dat >/dev/null 2>&1) || echo "lab: trace-cmd extract failed"
+    cat /tmp/fifo_burst.log /tmp/app.log >>$dir/inject.txt
+    rm -f /tmp/fifo_burst.log /tmp/app.log $probe
+    [ -n "$affinity" ] && echo "$affinity" >/proc/irq/$irq/smp_affinity_list
+}
+
 run_scenario() {
     local s=$1 dir=/out/$1
     mkdir -p $dir
     echo "lab: scenario $s on $LAB_KERNEL"
+    case $s in
+    irq_thread | timerfd) phase_chain "$s"; reset_tracing; return ;;
+    esac
     phase_trace "$s"
     echo "kind=$s cpu=$CPU inject_us=$INJECT_US threshold_us=$THRESHOLD_US" >$dir/inject.txt
     [ -f /tmp/fifo_burst.log ] && cat /tmp/fifo_burst.log >>$dir/inject.txt && rm /tmp/fifo_burst.log

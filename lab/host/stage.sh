@@ -6,7 +6,8 @@
 # dlopens libgcc_s.so.1 at run time, so that library is copied although ldd does not list it.
 #
 # EXTRA_BIN...: more host programs copied the same way (lab/freshboot --tests: chrt, which the
-# CLI's measure tests run and busybox lacks).
+# CLI's measure tests run and busybox lacks; lab/run: chrt and the chain scenarios' static
+# irq_app and timerfd_app).
 #
 # usage: stage.sh STAGE_DIR RTSLEUTH_BIN FIFO_BURST_BIN RTLA_BIN GUEST_DIR [EXTRA_BIN...]
 set -euo pipefail
