@@ -159,6 +159,8 @@ fn a_chain_finding_reads_as_its_links() {
     );
     golden(
         "explain-chain.json",
-        &ok(&["explain", TRACE, "--task", "consumer", "--top", "1", "--json"]),
+        &ok(&[
+            "explain", TRACE, "--task", "consumer", "--top", "1", "--json",
+        ]),
     );
 }

@@ -36,7 +36,8 @@ pub fn parse(text: &str) -> Trace {
 
 /// Header and marker lines: sets `overwritten` for an `entries-in-buffer/entries-written`
 /// header with fewer kept than written and for `##### CPU n buffer started ####`; returns the
-/// CPU of a `CPU:n [LOST m EVENTS]` marker (its time is that CPU's next event).
+/// CPU of a `CPU:n [LOST m EVENTS]` or `CPU:n [m EVENTS DROPPED]` marker (its time is that
+/// CPU's next event).
 fn header_overwrite(line: &str, overwritten: &mut bool) -> Option<u32> {
     if let Some(rest) = line.split("entries-in-buffer/entries-written:").nth(1) {
         let pair = rest.split_whitespace().next().unwrap_or("");
@@ -53,7 +54,8 @@ fn header_overwrite(line: &str, overwritten: &mut bool) -> Option<u32> {
     }
     let rest = line.trim_start().strip_prefix("CPU:")?;
     let (cpu, tail) = rest.split_once(' ')?;
-    if tail.trim_start().starts_with("[LOST") {
+    let tail = tail.trim_start();
+    if tail.starts_with("[LOST") || (tail.starts_with('[') && tail.contains(" EVENTS DROPPED]")) {
         return cpu.parse().ok();
     }
     None

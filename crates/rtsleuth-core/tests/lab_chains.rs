@@ -1,0 +1,119 @@
+//! The PREEMPT_RT lab's wake-chain scenarios (lab/README.md): the answer is written in each
+//! fixture's `expected.json` from the trace's own events (`lab/host/expected_chain.awk`: the
+//! interrupt, the helper thread's wake-up and run, the victim's wake-up and run, the hog's
+//! bursts), never from rtsleuth's output.
+
+use rtsleuth_core::analyze::explain::{Explain, ExplainOptions};
+use rtsleuth_core::input::Input;
+use rtsleuth_core::read;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/lab/rt")
+        .join(name)
+}
+
+fn expected(name: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir(name).join("expected.json")).unwrap())
+        .unwrap()
+}
+
+/// Every wake-up of the victim, explained.
+fn findings(trace: &Path, victim: i64) -> Vec<Value> {
+    let mut explain = Explain::new(ExplainOptions {
+        pids: vec![victim as i32],
+        threshold_us: Some(0.0),
+        top: usize::MAX,
+        ..Default::default()
+    });
+    let input = Input::open(trace.to_str().unwrap()).unwrap();
+    let info = read::read(input, &mut explain).unwrap();
+    explain.document(&info).json["findings"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn ts(v: &Value) -> f64 {
+    v["ts"].as_f64().unwrap()
+}
+
+fn near(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 2e-6
+}
+
+/// irq_thread: the virtio interrupt's thread (SCHED_FIFO 50) wakes irq_app (70); fifo_burst
+/// (60) spins between them on the same CPU. Each late read's finding starts at the interrupt,
+/// has the IRQ thread as its one link, and blames fifo_burst inside that link's wait, on its
+/// CPU: the injected cause on the right link.
+#[test]
+fn the_irq_threads_wait_behind_the_hog_is_on_its_link() {
+    let want = expected("irq_thread");
+    let (victim, helper, hog) = (
+        want["victim_pid"].as_i64().unwrap(),
+        want["helper_pid"].as_i64().unwrap(),
+        want["hog_pid"].as_i64().unwrap(),
+    );
+    for trace in ["trace.txt.zst", "trace.dat.zst"] {
+        let all = findings(&dir("irq_thread").join(trace), victim);
+        for spike in want["spikes"].as_array().unwrap() {
+            let at = format!("{trace} seq {}", spike["seq"]);
+            let f = (all.iter())
+                .find(|f| near(f["run_ts"].as_f64().unwrap(), ts(&spike["victim_runs"])))
+                .unwrap_or_else(|| panic!("{at}: no finding ending at the victim's run"));
+            assert_eq!(f["source"], "chain", "{at}: {f:#}");
+            assert!(
+                near(f["expected_ts"].as_f64().unwrap(), ts(&spike["irq_entry"])),
+                "{at}"
+            );
+            let links = f["chain"].as_array().unwrap();
+            assert_eq!(links.len(), 1, "{at}");
+            let link = &links[0];
+            assert_eq!(
+                (link["task"]["pid"].as_i64(), link["woken_by"].as_str()),
+                (Some(helper), Some("interrupt"))
+            );
+            let (woken, ran) = (ts(&spike["helper_woken"]), ts(&spike["helper_runs"]));
+            assert!(near(link["woken_ts"].as_f64().unwrap(), woken), "{at}");
+            assert!(near(link["run_ts"].as_f64().unwrap(), ran), "{at}");
+            // The hog's time in the IRQ thread's wait, judged against the thread's priority.
+            let on_link: f64 = (f["timeline"].as_array().unwrap().iter())
+                .filter(|s| s["culprit_pid"] == hog && s["kind"] == "higher_priority")
+                .filter(|s| s["cpu"] == link["cpu"])
+                .filter(|s| s["start_ts"].as_f64().unwrap() >= woken - 1e-6)
+                .filter(|s| s["end_ts"].as_f64().unwrap() <= ran + 1e-6)
+                .map(|s| (s["end_ts"].as_f64().unwrap() - s["start_ts"].as_f64().unwrap()) * 1e6)
+                .sum();
+            let wait = (ran - woken) * 1e6;
+            assert!(
+                on_link >= 0.9 * wait,
+                "{at}: fifo_burst {on_link} us of the link's {wait} us"
+            );
+            assert_eq!(f["root_cause"], "higher_priority", "{at}");
+        }
+    }
+}
+
+/// timerfd: the app's timer callback runs in `ktimers/1`, in softirq context, and ktimers is
+/// woken on the timer interrupt's exit path: chains follow neither (docs/claims.md), so the
+/// app's late wake-ups are explained from its wake-up only, with no claim about the spinner
+/// that held ktimers off. Following softirq threads is issue 27's open part; this pins that
+/// nothing is claimed meanwhile.
+#[test]
+fn timerfd_through_ktimers_is_not_chained_yet() {
+    let want = expected("timerfd");
+    let victim = want["victim_pid"].as_i64().unwrap();
+    let all = findings(&dir("timerfd").join("trace.txt.zst"), victim);
+    for spike in want["spikes"].as_array().unwrap() {
+        let f = (all.iter())
+            .find(|f| near(f["run_ts"].as_f64().unwrap(), ts(&spike["victim_runs"])))
+            .expect("a finding ending at the victim's run");
+        assert_eq!(f["source"], "wakeup", "{f:#}");
+        assert!(near(
+            f["wakeup_ts"].as_f64().unwrap(),
+            ts(&spike["victim_woken"])
+        ));
+    }
+}
