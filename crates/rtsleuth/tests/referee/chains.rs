@@ -21,6 +21,9 @@ pub fn proven<'a>(w: &'a Wakeup, cx: &'a Ctx) -> Option<(usize, &'a Wakeup)> {
 /// The links' own wake-ups of a proven chain ending in `w`, from the start, so a chain
 /// finding can be compared with the referee's link by link.
 pub fn follow<'a>(w: &'a Wakeup, cx: &'a Ctx) -> Option<Vec<&'a Wakeup>> {
+    if let Waker::Softirq(_) = w.waker {
+        return soft_timer(w, cx).map(|st| vec![st.thread]);
+    }
     let mut links = Vec::new();
     let mut cur = w;
     for n in 0..=DEPTH {
@@ -101,4 +104,50 @@ pub fn start_entry(w: &Wakeup, cx: &Ctx) -> Option<i64> {
         return None;
     }
     Some(outer.entry)
+}
+
+/// A soft-timer start (claims.md, soft_timer): the softirq thread's wake-up, and the due time
+/// of the timer the victim armed, from the expire entry's `now` and the arming's
+/// `softexpires`.
+pub struct SoftStart<'a> {
+    pub thread: &'a Wakeup,
+    pub due: i64,
+}
+
+/// The soft-timer start of `w`, a wake-up in a softirq: the soft `hrtimer_expire_entry` open
+/// at its waking is of a timer its task armed, the thread was woken in hard-IRQ context or on
+/// an exit path no earlier than the due time, and ran from then to the waking.
+pub fn soft_timer<'a>(w: &'a Wakeup, cx: &'a Ctx) -> Option<SoftStart<'a>> {
+    let Waker::Softirq(thread) = w.waker else {
+        return None;
+    };
+    let entry = open_soft_expiry(w, cx)?;
+    let ptr = entry.field("hrtimer")?;
+    let armed = (cx.trace.of_pid(w.pid).rev())
+        .filter(|e| e.ts <= w.start && e.name == "hrtimer_start")
+        .filter(|e| {
+            !e.field("function")
+                .is_some_and(|f| f.starts_with("hrtimer_wakeup"))
+        })
+        .find(|e| e.in_interrupt() == Some(false))
+        .filter(|e| e.field("hrtimer") == Some(ptr))?;
+    let now: i64 = entry.field("now")?.parse().ok()?;
+    let soft: i64 = armed.field("softexpires")?.parse().ok()?;
+    let due = entry.ts - (now - soft);
+    let link = waker_link(thread, w, cx)?;
+    let after_interrupt = matches!(link.waker, Waker::HardIrq | Waker::ExitPath);
+    (after_interrupt && link.start + 2_000 >= due).then_some(SoftStart { thread: link, due })
+}
+
+/// The innermost soft `hrtimer_expire_entry` still open at `w`'s waking on its CPU.
+fn open_soft_expiry<'a>(w: &Wakeup, cx: &'a Ctx) -> Option<&'a super::raw::Event> {
+    for e in cx.trace.before(w.waker_cpu, w.start) {
+        match e.name.as_str() {
+            "hrtimer_expire_exit" | "sched_switch" => return None,
+            "hrtimer_expire_entry" if !e.in_hardirq() && e.flags.is_some() => return Some(e),
+            "hrtimer_expire_entry" => return None,
+            _ => {}
+        }
+    }
+    None
 }

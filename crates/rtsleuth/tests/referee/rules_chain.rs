@@ -33,6 +33,9 @@ pub fn chain_start(f: &Finding, cut: &Cut, cx: &Ctx, out: &mut Out) {
         out.put("chain_start", None, why);
         return;
     };
+    if l.woken_by == "soft_timer" {
+        return soft_timer_start(f, cx, out);
+    }
     if w.waker != Waker::HardIrq {
         let why = format!(
             "the first link was woken by {:?}, not in hard-IRQ context",
@@ -59,6 +62,24 @@ pub fn chain_start(f: &Finding, cut: &Cut, cx: &Ctx, out: &mut Out) {
             ),
         },
         by => format!("the first link is woken_by {by:?}, not timer or interrupt"),
+    };
+    out.put("chain_start", None, why);
+}
+
+/// A soft-timer start: the referee's own soft-timer start of the victim's wake-up has the
+/// link's thread, and expected_ts is its due time (within 2 us: the clocks' conversion).
+fn soft_timer_start(f: &Finding, cx: &Ctx, out: &mut Out) {
+    let st = own_wakeup(f, cx).and_then(|w| chains::soft_timer(w, cx));
+    let why = match (st, f.expected) {
+        (None, _) => "woken_by soft_timer, but the referee finds no soft-timer start".to_string(),
+        (Some(st), _) if st.thread.pid != f.chain[0].pid => {
+            format!("the soft timer ran in pid {}", st.thread.pid)
+        }
+        (Some(st), Some(e)) if (e - st.due).abs() <= 2_000 => return,
+        (Some(st), _) => format!(
+            "expected_ts is not the soft timer's due time {:.9}",
+            s(st.due)
+        ),
     };
     out.put("chain_start", None, why);
 }
@@ -141,7 +162,11 @@ fn link_holds(f: &Finding, i: usize, l: &Link, cx: &Ctx, out: &mut Out) {
             matches!(e.name.as_str(), "sched_waking" | "sched_wakeup")
                 && e.num("pid") == Some(next_pid)
                 && e.pid == l.pid
-                && e.in_interrupt() == Some(false)
+                && match l.woken_by.as_str() {
+                    // It runs the victim's timer callback in a softirq (claims.md, soft_timer).
+                    "soft_timer" => !e.in_hardirq() && e.flags.is_some(),
+                    _ => e.in_interrupt() == Some(false),
+                }
         });
     if !waking {
         bad(format!(

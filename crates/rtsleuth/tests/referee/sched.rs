@@ -50,7 +50,12 @@ pub enum Waker {
     Task(i64),
     /// Inside a hard-IRQ frame (a device interrupt, or a timer's expiry).
     HardIrq,
-    /// In a softirq, by the idle task, or with no context flags printed: not followed.
+    /// In a softirq run in this task's column (on PREEMPT_RT, its own thread): followed only
+    /// to a soft timer the woken task armed itself (claims.md, soft_timer).
+    Softirq(i64),
+    /// On an interrupt's exit path: the pid column names the interrupted task.
+    ExitPath,
+    /// By the idle task, in NMI context, or with no context flags printed: not followed.
     Other,
 }
 
@@ -60,6 +65,7 @@ impl Waker {
             None => Waker::Other,
             Some(_) if e.in_hardirq() => Waker::HardIrq,
             Some(_) if e.pid > 0 && e.in_interrupt() == Some(false) => Waker::Task(e.pid),
+            Some(ref f) if e.pid > 0 && f.contains('s') => Waker::Softirq(e.pid),
             Some(_) => Waker::Other,
         }
     }
@@ -377,8 +383,9 @@ fn interrupted_is_no_waker(e: &Event, tasks: &mut HashMap<i64, TaskState>) {
     };
     let raced = st.raced.as_mut().map(|(w, _)| w);
     for w in st.pending.iter_mut().chain(raced) {
-        if w.start == e.ts && matches!(w.waker, Waker::Task(_)) {
-            w.waker = Waker::Other;
+        // The idle task's column too: irq_exit on an idle CPU wakes the softirq threads.
+        if w.start == e.ts && matches!(w.waker, Waker::Task(_) | Waker::Other) {
+            w.waker = Waker::ExitPath;
         }
     }
 }

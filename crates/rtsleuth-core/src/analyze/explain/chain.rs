@@ -24,6 +24,9 @@ pub enum WokenBy {
     Interrupt,
     /// The task of the link before it.
     Task,
+    /// A softirq thread, woken after the victim's own soft timer fell due, whose run of that
+    /// timer's callback woke the victim: the chain's start is the timer's due time.
+    SoftTimer,
 }
 
 impl WokenBy {
@@ -32,6 +35,7 @@ impl WokenBy {
             WokenBy::Timer => "timer",
             WokenBy::Interrupt => "interrupt",
             WokenBy::Task => "task",
+            WokenBy::SoftTimer => "soft_timer",
         }
     }
 }
@@ -41,11 +45,13 @@ impl WokenBy {
 pub enum Waker {
     HardIrq,
     Task(i32),
+    /// A softirq running in this task's column (on PREEMPT_RT, its own thread).
+    Softirq(i32),
 }
 
 impl Waker {
-    /// The waker of the wake-up `ev` starts: none for a softirq, an NMI, flags not printed, or
-    /// an event other than `sched_waking`.
+    /// The waker of the wake-up `ev` starts: none for an NMI, the idle task's column, flags not
+    /// printed, or an event other than `sched_waking`.
     pub fn of(ev: &Event<'_>) -> Option<Waker> {
         let f = ev.flags;
         if !matches!(ev.kind, EventKind::SchedWaking { .. }) || !f.known || f.nmi {
@@ -53,8 +59,9 @@ impl Waker {
         }
         match (f.hardirq, f.softirq) {
             (true, _) => Some(Waker::HardIrq),
-            (false, false) if ev.pid > 0 => Some(Waker::Task(ev.pid)),
-            _ => None,
+            _ if ev.pid <= 0 => None,
+            (false, false) => Some(Waker::Task(ev.pid)),
+            (false, true) => Some(Waker::Softirq(ev.pid)),
         }
     }
 }
@@ -92,11 +99,13 @@ pub struct Chain {
     pub links: Vec<Link>,
 }
 
-/// A task running (or about to) from a wake-up a proven chain led to.
+/// A task running (or about to) from a wake-up a proven chain led to, or from one an
+/// interrupt's exit path did (a softirq thread, which may run a victim's soft timer).
 #[derive(Debug)]
 struct Holder {
-    /// The chain up to the task that woke it (no links: an interrupt woke it).
-    before: Chain,
+    /// The chain up to the task that woke it (no links: an interrupt woke it); none on an
+    /// exit path, where what woke it is not proven.
+    before: Option<Chain>,
     own: Pending,
     woken_by: WokenBy,
     ran: Option<Wake>,
@@ -122,7 +131,16 @@ impl Default for Chains {
 impl Chains {
     /// Whether `pid` runs from a wake-up a chain led to (it can continue the chain).
     pub fn holds(&self, pid: i32) -> bool {
-        self.holders.get(&pid).is_some_and(|h| h.ran.is_some())
+        self.holders
+            .get(&pid)
+            .is_some_and(|h| h.ran.is_some() && h.before.is_some())
+    }
+
+    /// Whether `pid` runs from a wake-up in hard-IRQ context or on an exit path.
+    pub fn runs_after_interrupt(&self, pid: i32) -> bool {
+        self.holders.get(&pid).is_some_and(|h| {
+            h.ran.is_some() && h.before.as_ref().map_or(true, |c| c.links.is_empty())
+        })
     }
 
     /// A hard interrupt woke `own.wake.pid`: a chain starts at `start`.
@@ -131,7 +149,41 @@ impl Chains {
             start,
             links: Vec::new(),
         };
-        self.hold(own, before, woken_by);
+        self.hold(own, Some(before), woken_by);
+    }
+
+    /// An interrupt's exit path woke `own.wake.pid`: no chain, but a soft timer's may start at
+    /// its run ([`Chains::soft_timer`]).
+    pub fn exit_path(&mut self, own: Pending) {
+        self.hold(own, None, WokenBy::SoftTimer);
+    }
+
+    /// Softirq thread `thread` ran the callback of the victim's own soft timer, due at `due`,
+    /// and woke it (`victim` is its wake-up): the one-link chain from the due time, when the
+    /// thread was woken from an interrupt no earlier than that and runs since.
+    pub fn soft_timer(&mut self, thread: i32, due: Due, victim: &Pending) -> Option<Chain> {
+        let h = self.holders.get(&thread)?;
+        let ran = h.ran?;
+        let rooted_at_interrupt = h.before.as_ref().map_or(true, |c| c.links.is_empty());
+        if !rooted_at_interrupt || h.own.wake.wakeup < due.ts {
+            return None;
+        }
+        // The victim's timer was due, not the thread: the thread running before its wake-up
+        // does not move the start.
+        let pending = Pending {
+            last_ran: None,
+            ..h.own.clone()
+        };
+        let link = Link {
+            pending,
+            woken_by: WokenBy::SoftTimer,
+            ran,
+            wakes_next: victim.wake.wakeup,
+        };
+        Some(Chain {
+            start: due,
+            links: vec![link],
+        })
     }
 
     /// Task `waker` woke `own.wake.pid`: the chain that wake-up ends, when the waker holds one
@@ -139,21 +191,21 @@ impl Chains {
     pub fn continue_from(&mut self, waker: i32, own: Pending) -> Option<Chain> {
         let h = self.holders.get(&waker)?;
         let ran = h.ran?;
-        if h.before.links.len() >= DEPTH {
+        let mut chain = h.before.clone()?;
+        if chain.links.len() >= DEPTH {
             return None;
         }
-        let mut chain = h.before.clone();
         chain.links.push(Link {
             pending: h.own.clone(),
             woken_by: h.woken_by,
             ran,
             wakes_next: own.wake.wakeup,
         });
-        self.hold(own, chain.clone(), WokenBy::Task);
+        self.hold(own, Some(chain.clone()), WokenBy::Task);
         Some(chain)
     }
 
-    fn hold(&mut self, own: Pending, before: Chain, woken_by: WokenBy) {
+    fn hold(&mut self, own: Pending, before: Option<Chain>, woken_by: WokenBy) {
         let holder = Holder {
             before,
             own,

@@ -134,6 +134,10 @@ pub struct Explain {
     prios: HashMap<i32, i32>,
     clock: HrtimerClock,
     armed: HashMap<i32, Armed>,
+    /// The other hrtimer each task armed last in its own context (a timerfd's).
+    armed_other: HashMap<i32, Armed>,
+    /// The hrtimers whose callbacks run now: their expire entry's time and `now=`.
+    expiring: HashMap<u64, (Timestamp, u64)>,
     victims: HashMap<i32, Victim>,
     /// The targets' preemption waits (`--preemptions`), each task's kept as a victim of its
     /// own: the first `sched_waking` redefines wake-ups, not these.
@@ -159,6 +163,8 @@ impl Explain {
             prios: HashMap::default(),
             clock: HrtimerClock::default(),
             armed: HashMap::default(),
+            armed_other: HashMap::default(),
+            expiring: HashMap::default(),
             victims: HashMap::default(),
             preempted: HashMap::default(),
             wakeups: Wakeups::default(),
@@ -195,13 +201,20 @@ impl Explain {
         };
         let is_target = self.is_target(pid, prio);
         let tail = timeline(&mut self.cpus, ev.cpu, ev.ts).in_irq_tail();
-        // On an interrupt's exit path the pid column names the interrupted task, not the waker.
-        let waker = (Waker::of(ev).filter(|_| self.chains.followed))
-            .filter(|w| !(tail && matches!(w, Waker::Task(_))));
+        let waker = Waker::of(ev).filter(|_| self.chains.followed);
+        // On an interrupt's exit path the pid column names the interrupted task (or the idle
+        // task), not the waker.
+        let f = ev.flags;
+        let exit_path = tail
+            && self.chains.followed
+            && matches!(ev.kind, EventKind::SchedWaking { .. })
+            && !(f.hardirq || f.softirq || f.nmi);
+        let waker = waker.filter(|_| !exit_path);
         let chained = match waker {
             Some(Waker::HardIrq) => true,
             Some(Waker::Task(p)) => self.chains.holds(p),
-            None => false,
+            Some(Waker::Softirq(p)) => is_target && self.chains.runs_after_interrupt(p),
+            None => exit_path,
         };
         if !is_target && !chained {
             self.chains.drop_task(pid);
@@ -223,7 +236,13 @@ impl Explain {
             last_ran,
             chain: None,
         };
-        let chain = self.follow_chain(waker, timer, own.clone());
+        let chain = match exit_path {
+            true => {
+                self.chains.exit_path(own.clone());
+                None
+            }
+            false => self.follow_chain(waker, timer, own.clone()),
+        };
         if !is_target {
             return;
         }
@@ -308,6 +327,11 @@ impl Explain {
         own: Pending,
     ) -> Option<Chain> {
         let pid = own.wake.pid;
+        if let Some(Waker::Softirq(thread)) = waker {
+            self.chains.drop_task(pid);
+            let due = self.soft_timer_due(pid, &own.wake.context)?;
+            return self.chains.soft_timer(thread, due, &own);
+        }
         match (waker, timer, own.wake.context.hard_entry) {
             (Some(Waker::HardIrq), Some(t), _) => {
                 self.chains.start(own, t.due(), WokenBy::Timer);
@@ -339,6 +363,26 @@ impl Explain {
                 None
             }
         }
+    }
+
+    /// When the soft timer whose callback is waking `pid` was due, if `pid` armed it itself
+    /// (a timerfd's, whose callback runs in a softirq thread on PREEMPT_RT).
+    fn soft_timer_due(&self, pid: i32, context: &WakeContext) -> Option<Due> {
+        let (fired, entry) = context.callback.filter(|_| context.callback_soft)?;
+        let a = self.armed_other.get(&pid).filter(|a| a.hrtimer == fired)?;
+        // Converted through this callback's own expire entry: a hard interrupt's nested in
+        // the softirq since would have moved the CPU's calibration.
+        let &(at, now) = self.expiring.get(&fired)?;
+        let due = at.checked_sub(now.checked_sub(a.softexpires)?)?;
+        Some(Due {
+            ts: due.min(entry),
+            source: Source::Timer,
+            evidence: Evidence::Timer {
+                armed: a.at,
+                softexpires: a.softexpires,
+                fired: entry,
+            },
+        })
     }
 
     /// The waking ran inside a sleeper's timer callback (`hrtimer_wakeup`).
@@ -767,18 +811,27 @@ impl EventSink for Explain {
                 function,
                 softexpires,
                 expires,
-            } if function == "hrtimer_wakeup" && ev.pid != 0 => {
-                self.armed.insert(
-                    ev.pid,
-                    Armed {
-                        hrtimer,
-                        softexpires,
-                        expires,
-                        at: ev.ts,
-                    },
-                );
+            } if ev.pid != 0 => {
+                let armed = Armed {
+                    hrtimer,
+                    softexpires,
+                    expires,
+                    at: ev.ts,
+                };
+                let own_context = ev.flags.known && !ev.flags.hardirq && !ev.flags.softirq;
+                if function == "hrtimer_wakeup" {
+                    self.armed.insert(ev.pid, armed);
+                } else if own_context {
+                    self.armed_other.insert(ev.pid, armed);
+                }
             }
-            EventKind::HrtimerExpireEntry { now, .. } => self.clock.observe(ev.cpu, ev.ts, now),
+            EventKind::HrtimerExpireEntry { now, hrtimer, .. } => {
+                self.clock.observe(ev.cpu, ev.ts, now);
+                self.expiring.insert(hrtimer, (ev.ts, now));
+            }
+            EventKind::HrtimerExpireExit { hrtimer } => {
+                self.expiring.remove(&hrtimer);
+            }
             EventKind::Marker { text, .. } => {
                 if let Some(us) = threshold_latency_us(text) {
                     self.threshold_mark(ev.pid, us, ev.ts);

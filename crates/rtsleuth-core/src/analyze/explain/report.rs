@@ -550,6 +550,24 @@ impl Explain {
                 fmt_us(round3(ns_to_us(period)))
             ),
         };
+        if let (
+            Some(l),
+            Some(Evidence::Timer {
+                armed,
+                softexpires,
+                fired,
+            }),
+        ) = (
+            f.chain.first().filter(|l| l.woken_by == WokenBy::SoftTimer),
+            f.evidence,
+        ) {
+            note = format!(
+                "it armed a soft timer at {} for softexpires={softexpires}, whose callback ran in {}, in softirq context, from {} (that thread was woken after the timer fell due); softexpires converted to the trace clock through the now= of that CPU's latest hrtimer_expire_entry",
+                fmt_ts_ns(armed),
+                self.task_name(l.pid),
+                fmt_ts_ns(fired)
+            );
+        }
         if !f.chain.is_empty() {
             note = format!("its wake chain began when {note}; {}", self.chain_text(f));
         }
@@ -731,6 +749,7 @@ impl Explain {
             let by = match l.woken_by {
                 WokenBy::Timer => "woken by its timer",
                 WokenBy::Interrupt => "woken by the interrupt",
+                WokenBy::SoftTimer => "woken after the timer fell due",
                 WokenBy::Task => "woken",
             };
             rows.push((l.woken, 2, milestone(l.woken, &format!("{who} {by}"))));
@@ -746,8 +765,9 @@ impl Explain {
             .chain
             .first()
             .map_or("-".into(), |l| self.task_name(l.pid));
-        match f.evidence {
-            Some(Evidence::Timer { .. }) => format!("{first}'s hrtimer expiry"),
+        match (f.chain.first().map(|l| l.woken_by), f.evidence) {
+            (Some(WokenBy::SoftTimer), _) => format!("its own timer's expiry, run by {first}"),
+            (_, Some(Evidence::Timer { .. })) => format!("{first}'s hrtimer expiry"),
             _ => format!("the hard interrupt that woke {first}"),
         }
     }

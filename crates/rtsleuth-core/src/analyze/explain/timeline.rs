@@ -149,6 +149,8 @@ pub struct WakeContext {
     pub callback: Option<(u64, Timestamp)>,
     /// That callback's function.
     pub callback_function: Option<NameId>,
+    /// That callback runs in a softirq (a timer that is not a hard one, on PREEMPT_RT).
+    pub callback_soft: bool,
 }
 
 #[derive(Debug)]
@@ -552,6 +554,10 @@ impl CpuTimeline {
                 Irq::Callback { function, .. } => Some(function),
                 _ => None,
             }),
+            callback_soft: self.stack.iter().rev().find_map(|f| match f.irq {
+                Irq::Callback { softirq, .. } => Some(softirq.is_some()),
+                _ => None,
+            }) == Some(true),
         }
     }
 
@@ -822,6 +828,7 @@ mod tests {
                 hard_entry: Some(653_571_068_000),
                 callback: Some((0xba4c36c1, 653_571_069_000)),
                 callback_function: Some(names.intern("hrtimer_wakeup")),
+                callback_soft: false,
             }
         );
         // A task-context event proves the exits were missed.
