@@ -44,41 +44,36 @@ fn near(a: f64, b: f64) -> bool {
     (a - b).abs() <= 2e-6
 }
 
-/// irq_thread: the virtio interrupt's thread (SCHED_FIFO 50) wakes irq_app (70); fifo_burst
-/// (60) spins between them on the same CPU. Each late read's finding starts at the interrupt,
-/// has the IRQ thread as its one link, and blames fifo_burst inside that link's wait, on its
-/// CPU: the injected cause on the right link.
-#[test]
-fn the_irq_threads_wait_behind_the_hog_is_on_its_link() {
-    let want = expected("irq_thread");
-    let (victim, helper, hog) = (
-        want["victim_pid"].as_i64().unwrap(),
-        want["helper_pid"].as_i64().unwrap(),
-        want["hog_pid"].as_i64().unwrap(),
-    );
+/// Each spike of fixture `name` is a one-link chain through its helper thread (woken as
+/// `woken_by` says), starting within `tolerance` s of `start(spike)`, and the hog holds at
+/// least 90% of the helper's wait, on the helper's CPU, as higher_priority.
+fn the_hog_is_on_the_helpers_link(
+    name: &str,
+    woken_by: &str,
+    start: fn(&Value) -> f64,
+    tolerance: f64,
+) {
+    let want = expected(name);
+    let pid = |key: &str| want[key].as_i64().unwrap();
+    let (victim, helper, hog) = (pid("victim_pid"), pid("helper_pid"), pid("hog_pid"));
     for trace in ["trace.txt.zst", "trace.dat.zst"] {
-        let all = findings(&dir("irq_thread").join(trace), victim);
+        let all = findings(&dir(name).join(trace), victim);
         for spike in want["spikes"].as_array().unwrap() {
-            let at = format!("{trace} seq {}", spike["seq"]);
+            let at = format!("{name} {trace} seq {}", spike["seq"]);
             let f = (all.iter())
                 .find(|f| near(f["run_ts"].as_f64().unwrap(), ts(&spike["victim_runs"])))
                 .unwrap_or_else(|| panic!("{at}: no finding ending at the victim's run"));
             assert_eq!(f["source"], "chain", "{at}: {f:#}");
-            assert!(
-                near(f["expected_ts"].as_f64().unwrap(), ts(&spike["irq_entry"])),
-                "{at}"
-            );
+            let got = f["expected_ts"].as_f64().unwrap();
+            assert!((got - start(spike)).abs() <= tolerance, "{at}: start {got}");
             let links = f["chain"].as_array().unwrap();
             assert_eq!(links.len(), 1, "{at}");
             let link = &links[0];
-            assert_eq!(
-                (link["task"]["pid"].as_i64(), link["woken_by"].as_str()),
-                (Some(helper), Some("interrupt"))
-            );
+            let who = (link["task"]["pid"].as_i64(), link["woken_by"].as_str());
+            assert_eq!(who, (Some(helper), Some(woken_by)), "{at}");
             let (woken, ran) = (ts(&spike["helper_woken"]), ts(&spike["helper_runs"]));
             assert!(near(link["woken_ts"].as_f64().unwrap(), woken), "{at}");
             assert!(near(link["run_ts"].as_f64().unwrap(), ran), "{at}");
-            // The hog's time in the IRQ thread's wait, judged against the thread's priority.
             let on_link: f64 = (f["timeline"].as_array().unwrap().iter())
                 .filter(|s| s["culprit_pid"] == hog && s["kind"] == "higher_priority")
                 .filter(|s| s["cpu"] == link["cpu"])
@@ -89,62 +84,32 @@ fn the_irq_threads_wait_behind_the_hog_is_on_its_link() {
             let wait = (ran - woken) * 1e6;
             assert!(
                 on_link >= 0.9 * wait,
-                "{at}: fifo_burst {on_link} us of the link's {wait} us"
+                "{at}: hog {on_link} us of the helper's {wait} us"
             );
             assert_eq!(f["root_cause"], "higher_priority", "{at}");
         }
     }
 }
 
+/// irq_thread: the virtio interrupt's thread (SCHED_FIFO 50) wakes irq_app (70); fifo_burst
+/// (60) spins between them on the same CPU. Each late read starts at the interrupt's entry,
+/// and fifo_burst is blamed inside the IRQ thread's wait: the injected cause on the right link.
+#[test]
+fn the_irq_threads_wait_behind_the_hog_is_on_its_link() {
+    the_hog_is_on_the_helpers_link("irq_thread", "interrupt", |s| ts(&s["irq_entry"]), 2e-6);
+}
+
 /// timerfd: the app (SCHED_FIFO 50) reads a timerfd whose soft timer's callback runs in
-/// `ktimers/1` (SCHED_FIFO 1, prio 98), woken on the tick's exit path; fifo_burst (SCHED_FIFO
-/// 10) spins on that CPU. Each late read is a chain from the app's own timer's due time
-/// through ktimers (`soft_timer`), with fifo_burst blamed inside ktimers' wait: the app
-/// outranks the spinner and still waits for it.
+/// `ktimers/1` (SCHED_FIFO 1), woken on the tick's exit path; fifo_burst (SCHED_FIFO 10) spins
+/// on that CPU. Each late read starts at the app's own due time: the app outranks the spinner
+/// and still waits for it. The expire entry's `now=` is read when the HRTIMER softirq starts,
+/// a few us before the entry is traced, so the conversion is that close.
 #[test]
 fn the_soft_timers_thread_waits_behind_the_spinner_on_its_link() {
-    let want = expected("timerfd");
-    let (victim, helper, hog) = (
-        want["victim_pid"].as_i64().unwrap(),
-        want["helper_pid"].as_i64().unwrap(),
-        want["hog_pid"].as_i64().unwrap(),
+    the_hog_is_on_the_helpers_link(
+        "timerfd",
+        "soft_timer",
+        |s| s["due"].as_f64().unwrap(),
+        10e-6,
     );
-    for trace in ["trace.txt.zst", "trace.dat.zst"] {
-        let all = findings(&dir("timerfd").join(trace), victim);
-        for spike in want["spikes"].as_array().unwrap() {
-            let at = format!("{trace} seq {}", spike["seq"]);
-            let f = (all.iter())
-                .find(|f| near(f["run_ts"].as_f64().unwrap(), ts(&spike["victim_runs"])))
-                .unwrap_or_else(|| panic!("{at}: no finding ending at the victim's run"));
-            assert_eq!(f["source"], "chain", "{at}: {f:#}");
-            // The app's own due time. The expire entry's `now=` is read when the HRTIMER
-            // softirq starts, a few us before the entry is traced: the conversion is that close.
-            let due = spike["due"].as_f64().unwrap();
-            let start = f["expected_ts"].as_f64().unwrap();
-            assert!(
-                (start - due).abs() <= 10e-6,
-                "{at}: start {start}, due {due}"
-            );
-            let link = &f["chain"][0];
-            assert_eq!(
-                (link["task"]["pid"].as_i64(), link["woken_by"].as_str()),
-                (Some(helper), Some("soft_timer"))
-            );
-            let (woken, ran) = (ts(&spike["helper_woken"]), ts(&spike["helper_runs"]));
-            assert!(near(link["woken_ts"].as_f64().unwrap(), woken), "{at}");
-            assert!(near(link["run_ts"].as_f64().unwrap(), ran), "{at}");
-            let on_link: f64 = (f["timeline"].as_array().unwrap().iter())
-                .filter(|s| s["culprit_pid"] == hog && s["kind"] == "higher_priority")
-                .filter(|s| s["start_ts"].as_f64().unwrap() >= woken - 1e-6)
-                .filter(|s| s["end_ts"].as_f64().unwrap() <= ran + 1e-6)
-                .map(|s| (s["end_ts"].as_f64().unwrap() - s["start_ts"].as_f64().unwrap()) * 1e6)
-                .sum();
-            let wait = (ran - woken) * 1e6;
-            assert!(
-                on_link >= 0.9 * wait,
-                "{at}: fifo_burst {on_link} us of ktimers' {wait} us"
-            );
-            assert_eq!(f["root_cause"], "higher_priority", "{at}");
-        }
-    }
 }
