@@ -51,24 +51,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/mono_clock.h"
 #include "../common/rt_task.h"
+#include "../common/trace_mark.h"
 
-#define NSEC_PER_SEC 1000000000LL
 #define MAX_BURST_US 100000LL /* hard cap: never spin longer than 100 ms */
 /* SCHED_RR bursts must outlast a timeslice (100 ms by default): 1 s cap */
 #define MAX_RR_BURST_US 1000000LL
-
-static int64_t ts_ns(const struct timespec *t)
-{
-	return (int64_t)t->tv_sec * NSEC_PER_SEC + t->tv_nsec;
-}
-
-static int64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return ts_ns(&t);
-}
 
 static void usage(const char *argv0)
 {
@@ -131,9 +120,7 @@ int main(int argc, char **argv)
 		return 1;
 
 	/* the marker tells the trace reader where the injected cause starts */
-	int marker = open("/sys/kernel/tracing/trace_marker", O_WRONLY);
-	if (marker < 0)
-		perror("open trace_marker (continuing without markers)");
+	int marker = trace_mark_open();
 	char msg[64];
 	int msglen = snprintf(msg, sizeof(msg), "fifo_burst start %ld%s", burst_us,
 			      policy == SCHED_RR ? " rr" : "");
@@ -141,19 +128,15 @@ int main(int argc, char **argv)
 	const int64_t burst_ns = burst_us * 1000LL;
 	const int64_t period_ns = period_ms * 1000000LL + drift_us * 1000LL;
 	const int64_t end = now_ns() + duration_s * NSEC_PER_SEC;
-	struct timespec next;
-	clock_gettime(CLOCK_MONOTONIC, &next);
+	int64_t next = now_ns();
 	long bursts = 0;
 
 	for (;;) {
 		/* 4a. sleep until the next absolute period boundary */
-		int64_t n = ts_ns(&next) + period_ns;
-		next.tv_sec = n / NSEC_PER_SEC;
-		next.tv_nsec = n % NSEC_PER_SEC;
-		if (n >= end)
+		next += period_ns;
+		if (next >= end)
 			break; /* 5. bounded total duration */
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
-			;
+		sleep_until(next);
 
 		/* 4b. announce the burst in the trace */
 		if (marker >= 0 && write(marker, msg, msglen) < 0) {

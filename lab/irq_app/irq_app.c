@@ -34,23 +34,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/mono_clock.h"
 #include "../common/rt_task.h"
-
-#define NSEC_PER_SEC 1000000000LL
-
-static int64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * NSEC_PER_SEC + t.tv_nsec;
-}
-
-static void sleep_until(int64_t ns)
-{
-	struct timespec t = { ns / NSEC_PER_SEC, ns % NSEC_PER_SEC };
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) == EINTR)
-		;
-}
+#include "../common/trace_mark.h"
 
 static void usage(const char *argv0)
 {
@@ -96,9 +82,7 @@ int main(int argc, char **argv)
 	}
 	if (rt_task_enter(cpu, prio))
 		return 1;
-	int marker = open("/sys/kernel/tracing/trace_marker", O_WRONLY);
-	if (marker < 0)
-		perror("open trace_marker (continuing without marks)");
+	int marker = trace_mark_open();
 
 	char buf[64];
 	long reads = 0, late = 0;
@@ -119,13 +103,7 @@ int main(int argc, char **argv)
 			max = took;
 		if (took > mark_us * 1000LL) {
 			late++;
-			if (marker >= 0) {
-				char line[96];
-				int n = snprintf(line, sizeof(line), "irq_app late %lld seq %ld",
-						 (long long)(took / 1000), reads);
-				if (write(marker, line, n) < 0)
-					; /* best effort */
-			}
+			trace_mark(marker, "irq_app late %lld seq %ld", (long long)(took / 1000), reads);
 		}
 		/* the next deadline after now: a late read skips the ones it overran */
 		int64_t t1 = now_ns();

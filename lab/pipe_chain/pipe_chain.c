@@ -36,9 +36,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/mono_clock.h"
 #include "../common/rt_task.h"
-
-#define NSEC_PER_SEC 1000000000LL
+#include "../common/trace_mark.h"
 
 struct opts {
 	long producer_cpu, producer_prio, consumer_cpu, consumer_prio;
@@ -48,20 +48,6 @@ struct opts {
 static struct opts o = { -1, -1, -1, -1, -1, -1, 1000 };
 static int pipe_fd[2];
 static int64_t end_ns;
-
-static int64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * NSEC_PER_SEC + t.tv_nsec;
-}
-
-static void sleep_until(int64_t ns)
-{
-	struct timespec t = { ns / NSEC_PER_SEC, ns % NSEC_PER_SEC };
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) == EINTR)
-		;
-}
 
 static void *producer(void *arg)
 {
@@ -88,7 +74,7 @@ static void *consumer(void *arg)
 	prctl(PR_SET_NAME, "consumer");
 	if (rt_task_enter(o.consumer_cpu, o.consumer_prio))
 		exit(1);
-	int marker = open("/sys/kernel/tracing/trace_marker", O_WRONLY);
+	int marker = trace_mark_open();
 	long reads = 0;
 	int64_t max = 0, deadline;
 	while (read(pipe_fd[0], &deadline, sizeof(deadline)) == sizeof(deadline)) {
@@ -98,14 +84,8 @@ static void *consumer(void *arg)
 			max = latency;
 		if (latency > o.mark_us * 1000) {
 			(*late)++;
-			if (marker >= 0) {
-				char line[128];
-				int n = snprintf(line, sizeof(line),
-						 "pipe_chain late %lld due %lld seq %ld",
-						 (long long)(latency / 1000), (long long)deadline, reads);
-				if (write(marker, line, n) < 0)
-					; /* best effort */
-			}
+			trace_mark(marker, "pipe_chain late %lld due %lld seq %ld",
+				   (long long)(latency / 1000), (long long)deadline, reads);
 		}
 	}
 	printf("pipe_chain: %ld reads, max %lld us, %ld later than %ld us\n", reads,

@@ -42,28 +42,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/mono_clock.h"
 #include "../common/rt_task.h"
 
-#define NSEC_PER_SEC 1000000000LL
-
-static int64_t ts_ns(const struct timespec *t)
-{
-	return (int64_t)t->tv_sec * NSEC_PER_SEC + t->tv_nsec;
-}
-
-static int64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return ts_ns(&t);
-}
-
 /* sleep until absolute CLOCK_MONOTONIC time `at_ns`; returns lateness in ns */
-static int64_t sleep_until(int64_t at_ns)
+static int64_t sleep_lateness(int64_t at_ns)
 {
-	struct timespec t = { .tv_sec = at_ns / NSEC_PER_SEC, .tv_nsec = at_ns % NSEC_PER_SEC };
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) == EINTR)
-		;
+	sleep_until(at_ns);
 	return now_ns() - at_ns;
 }
 
@@ -144,7 +129,7 @@ int main(int argc, char **argv)
 			next += period_ns;
 			if (next >= end)
 				goto done; /* 5. bounded total duration */
-			late = sleep_until(next);
+			late = sleep_lateness(next);
 			if (late > max_late)
 				max_late = late;
 			woken++;
@@ -154,7 +139,7 @@ int main(int argc, char **argv)
 		next += min_sleep_ns + (int64_t)(rng_next() % (uint64_t)span_us) * 1000LL;
 		if (next >= end)
 			break;
-		late = sleep_until(next);
+		late = sleep_lateness(next);
 		if (late > max_late)
 			max_late = late;
 		woken++;

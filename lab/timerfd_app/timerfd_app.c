@@ -37,22 +37,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/mono_clock.h"
 #include "../common/rt_task.h"
-
-#define NSEC_PER_SEC 1000000000LL
-
-static int64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * NSEC_PER_SEC + t.tv_nsec;
-}
-
-static struct timespec ts(int64_t ns)
-{
-	struct timespec t = { ns / NSEC_PER_SEC, ns % NSEC_PER_SEC };
-	return t;
-}
+#include "../common/trace_mark.h"
 
 static void usage(const char *argv0)
 {
@@ -88,9 +75,7 @@ int main(int argc, char **argv)
 		usage(argv[0]);
 	if (rt_task_enter(cpu, prio))
 		return 1;
-	int marker = open("/sys/kernel/tracing/trace_marker", O_WRONLY);
-	if (marker < 0)
-		perror("open trace_marker (continuing without marks)");
+	int marker = trace_mark_open();
 
 	int tfd = timerfd_create(CLOCK_MONOTONIC, 0);
 	if (tfd < 0) {
@@ -100,7 +85,7 @@ int main(int argc, char **argv)
 	const int64_t period = period_us * 1000LL;
 	const int64_t start = now_ns() + period;
 	const int64_t end = start + duration_s * NSEC_PER_SEC;
-	struct itimerspec spec = { .it_interval = ts(period), .it_value = ts(start) };
+	struct itimerspec spec = { .it_interval = ns_ts(period), .it_value = ns_ts(start) };
 	if (timerfd_settime(tfd, TFD_TIMER_ABSTIME, &spec, NULL)) {
 		perror("timerfd_settime");
 		return 1;
@@ -123,13 +108,8 @@ int main(int argc, char **argv)
 			max = latency;
 		if (latency > mark_us * 1000LL) {
 			late++;
-			if (marker >= 0) {
-				char line[128];
-				int len = snprintf(line, sizeof(line), "timerfd_app late %lld due %lld seq %ld",
-						   (long long)(latency / 1000), (long long)due, reads);
-				if (write(marker, line, len) < 0)
-					; /* best effort */
-			}
+			trace_mark(marker, "timerfd_app late %lld due %lld seq %ld",
+				   (long long)(latency / 1000), (long long)due, reads);
 		}
 	}
 	fprintf(stderr,
