@@ -111,6 +111,13 @@ struct Holder {
     ran: Option<Wake>,
 }
 
+impl Holder {
+    /// It runs from a wake-up in hard-IRQ context or on an interrupt's exit path.
+    fn runs_after_interrupt(&self) -> bool {
+        self.ran.is_some() && self.before.as_ref().map_or(true, |c| c.links.is_empty())
+    }
+}
+
 /// The tasks that hold a chain, each until it is switched out.
 #[derive(Debug)]
 pub struct Chains {
@@ -138,9 +145,9 @@ impl Chains {
 
     /// Whether `pid` runs from a wake-up in hard-IRQ context or on an exit path.
     pub fn runs_after_interrupt(&self, pid: i32) -> bool {
-        self.holders.get(&pid).is_some_and(|h| {
-            h.ran.is_some() && h.before.as_ref().map_or(true, |c| c.links.is_empty())
-        })
+        self.holders
+            .get(&pid)
+            .is_some_and(Holder::runs_after_interrupt)
     }
 
     /// A hard interrupt woke `own.wake.pid`: a chain starts at `start`.
@@ -162,12 +169,9 @@ impl Chains {
     /// and woke it (`victim` is its wake-up): the one-link chain from the due time, when the
     /// thread was woken from an interrupt no earlier than that and runs since.
     pub fn soft_timer(&mut self, thread: i32, due: Due, victim: &Pending) -> Option<Chain> {
-        let h = self.holders.get(&thread)?;
+        let h = (self.holders.get(&thread))
+            .filter(|h| h.runs_after_interrupt() && h.own.wake.wakeup >= due.ts)?;
         let ran = h.ran?;
-        let rooted_at_interrupt = h.before.as_ref().map_or(true, |c| c.links.is_empty());
-        if !rooted_at_interrupt || h.own.wake.wakeup < due.ts {
-            return None;
-        }
         // The victim's timer was due, not the thread: the thread running before its wake-up
         // does not move the start.
         let pending = Pending {

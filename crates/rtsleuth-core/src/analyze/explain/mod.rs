@@ -102,6 +102,17 @@ struct Armed {
     at: Timestamp,
 }
 
+impl Armed {
+    /// The proof of a due time: this arming, and its callback's entry at `fired`.
+    fn evidence(&self, fired: Timestamp) -> Evidence {
+        Evidence::Timer {
+            armed: self.at,
+            softexpires: self.softexpires,
+            fired,
+        }
+    }
+}
+
 /// The armed timer whose callback woke its task, in the trace clock.
 #[derive(Debug, Clone, Copy)]
 struct OwnTimer {
@@ -308,11 +319,7 @@ impl Explain {
             hrtimer: a.hrtimer,
             due,
             hard: hard.filter(|&h| h > due),
-            evidence: Evidence::Timer {
-                armed: a.at,
-                softexpires: a.softexpires,
-                fired: entry,
-            },
+            evidence: a.evidence(entry),
         };
         self.armed.remove(&pid);
         Some(timer)
@@ -377,11 +384,7 @@ impl Explain {
         Some(Due {
             ts: due.min(entry),
             source: Source::Timer,
-            evidence: Evidence::Timer {
-                armed: a.at,
-                softexpires: a.softexpires,
-                fired: entry,
-            },
+            evidence: a.evidence(entry),
         })
     }
 

@@ -562,7 +562,7 @@ impl Explain {
             f.evidence,
         ) {
             note = format!(
-                "it armed a soft timer at {} for softexpires={softexpires}, whose callback ran in {}, in softirq context, from {} (that thread was woken after the timer fell due); softexpires converted to the trace clock through the now= of that CPU's latest hrtimer_expire_entry",
+                "it armed a soft timer at {} for softexpires={softexpires}, whose callback ran in {}, in softirq context, from {} (that thread was woken after the timer fell due); softexpires converted to the trace clock through the now= of that callback's own hrtimer_expire_entry",
                 fmt_ts_ns(armed),
                 self.task_name(l.pid),
                 fmt_ts_ns(fired)
