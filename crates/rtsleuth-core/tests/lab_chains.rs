@@ -4,6 +4,7 @@
 //! bursts), never from rtsleuth's output.
 
 use rtsleuth_core::analyze::explain::{Explain, ExplainOptions};
+use rtsleuth_core::analyze::latency::{IrqSelector, Latency, LatencyOptions};
 use rtsleuth_core::input::Input;
 use rtsleuth_core::read;
 use serde_json::Value;
@@ -112,4 +113,72 @@ fn the_soft_timers_thread_waits_behind_the_spinner_on_its_link() {
         |s| s["due"].as_f64().unwrap(),
         10e-6,
     );
+}
+
+/// `latency --irq` on irq_thread: per receiving thread, the interrupt's entry to its run. The
+/// IRQ thread's worst is at least the worst spike's `helper_runs - irq_entry`, the app's at
+/// least its `victim_runs - irq_entry` (the spikes are the app's worst reads; the trace may
+/// hold other interrupts), and `explain --irq` names that same worst, through the IRQ thread.
+#[test]
+fn latency_per_thread_from_the_interrupt_matches_the_spikes() {
+    let want = expected("irq_thread");
+    let spikes = want["spikes"].as_array().unwrap();
+    let worst = |to: &str| {
+        (spikes.iter())
+            .map(|s| (ts(&s[to]) - ts(&s["irq_entry"])) * 1e6)
+            .fold(0.0, f64::max)
+    };
+    let irq = want["irq"].as_u64().unwrap() as u32;
+    let helper = want["helper_pid"].as_i64().unwrap();
+    let victim = want["victim_pid"].as_i64().unwrap();
+    for trace in ["trace.txt.zst", "trace.dat.zst"] {
+        let mut lat = Latency::new(LatencyOptions {
+            irq: Some(IrqSelector::Number(irq)),
+            ..Default::default()
+        });
+        let input = Input::open(dir("irq_thread").join(trace).to_str().unwrap()).unwrap();
+        let info = read::read(input, &mut lat).unwrap();
+        let doc = lat.document(&info).json;
+        assert_eq!(doc["irq"]["interrupts"][0]["name"], want["irq_name"]);
+        let rows = doc["irq"]["receivers"].as_array().unwrap();
+        let row = |pid: i64, via: Option<i64>| {
+            (rows.iter())
+                .find(|r| r["pid"] == pid && r["woken_by"]["pid"].as_i64() == via)
+                .unwrap_or_else(|| panic!("{trace}: no row for {pid} via {via:?}: {rows:?}"))
+        };
+        let max = |r: &Value| r["max_us"].as_f64().unwrap();
+        let (thread, app) = (row(helper, None), row(victim, Some(helper)));
+        assert_eq!(
+            (thread["link"].as_u64(), app["link"].as_u64()),
+            (Some(1), Some(2))
+        );
+        assert!(
+            max(thread) + 2.0 >= worst("helper_runs"),
+            "{trace}: {thread}"
+        );
+        assert!(max(app) + 2.0 >= worst("victim_runs"), "{trace}: {app}");
+        // With the app's worst read among the spikes, its worst is exactly that one.
+        assert!(
+            (max(app) - worst("victim_runs")).abs() <= 2.0,
+            "{trace}: {app}"
+        );
+
+        let mut explain = Explain::new(ExplainOptions {
+            irq: Some(IrqSelector::Name(want["irq_name"].as_str().unwrap().into())),
+            top: 1,
+            ..Default::default()
+        });
+        let input = Input::open(dir("irq_thread").join(trace).to_str().unwrap()).unwrap();
+        let info = read::read(input, &mut explain).unwrap();
+        let top = explain.document(&info).json["findings"][0].clone();
+        assert_eq!(top["task"]["pid"], victim, "{trace}: {top:#}");
+        assert!(
+            (top["latency_us"].as_f64().unwrap() - max(app)).abs() <= 0.01,
+            "{trace}"
+        );
+        let first = &top["chain"][0];
+        assert_eq!(first["task"]["pid"], helper);
+        let named = format!("irq {irq} ({})", want["irq_name"].as_str().unwrap());
+        assert_eq!(first["interrupt"], named.as_str(), "{trace}");
+    }
 }

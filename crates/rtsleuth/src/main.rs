@@ -20,7 +20,7 @@ mod wq;
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use rtsleuth_core::analyze::explain::{Explain, ExplainOptions};
-use rtsleuth_core::analyze::latency::{Latency, LatencyOptions, SortKey};
+use rtsleuth_core::analyze::latency::{IrqSelector, Latency, LatencyOptions, SortKey};
 use rtsleuth_core::analyze::stats::Stats;
 use rtsleuth_core::fleet::{SetStats, Traced};
 use rtsleuth_core::input::Input;
@@ -74,6 +74,11 @@ enum Command {
         /// Print a histogram of the selected tasks' latencies.
         #[arg(long)]
         hist: bool,
+        /// Also measure, for each thread this interrupt led to (its IRQ thread, the thread
+        /// that one woke, ...), the time from the interrupt's entry to the thread running. N is
+        /// the interrupt's number, NAME a part of its handler's name.
+        #[arg(long, value_name = "N|NAME")]
+        irq: Option<IrqSelector>,
         /// Write a table as CSV: the wake-up latency per task (`--csv`, `--csv=tasks`) or the
         /// preemption waits per task (`--csv=preemption`).
         #[arg(long, value_name = "TABLE", num_args = 0..=1, require_equals = true, default_missing_value = "tasks", conflicts_with = "json")]
@@ -138,6 +143,10 @@ struct Selection {
     /// nothing else.
     #[arg(long)]
     preemptions: bool,
+    /// Only wake-ups whose wake chain this interrupt started (its IRQ thread, the thread that
+    /// one woke, ...): N is its number, NAME a part of its handler's name.
+    #[arg(long, value_name = "N|NAME", conflicts_with = "preemptions")]
+    irq: Option<IrqSelector>,
 }
 
 impl Selection {
@@ -149,6 +158,7 @@ impl Selection {
             top: self.top,
             threshold_us: self.threshold,
             preemptions: self.preemptions,
+            irq: self.irq,
         }
     }
 }
@@ -272,6 +282,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             rt_only,
             sort,
             hist,
+            irq,
             csv,
             parquet,
         } => {
@@ -283,13 +294,16 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 sort,
                 hist,
                 task_histograms: false,
+                irq,
             };
             if set::is_set(&common.traces, parquet.is_some()) {
-                if csv.is_some() {
-                    anyhow::bail!(
-                        "{}: --csv writes one trace's table; give one trace file",
-                        common.traces.join(" ")
-                    );
+                let one = match (csv.is_some(), opts.irq.is_some()) {
+                    (true, _) => Some("--csv writes one trace's table"),
+                    (_, true) => Some("--irq follows one trace's interrupt"),
+                    _ => None,
+                };
+                if let Some(why) = one {
+                    anyhow::bail!("{}: {why}; give one trace file", common.traces.join(" "));
                 }
                 latency_set::run(&common.traces, opts, parquet.as_deref(), common.json)
             } else {

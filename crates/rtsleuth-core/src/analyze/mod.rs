@@ -10,6 +10,7 @@ mod names;
 pub mod stats;
 mod task_names;
 pub mod wakeups;
+pub mod waking;
 pub mod wq;
 
 pub use task_names::TaskNames;

@@ -39,6 +39,8 @@ pub struct Link {
     pub wakes_next: i64,
     /// `timer` or `interrupt` for the first link, `task` for the others.
     pub woken_by: String,
+    /// The interrupt that started the chain, as a culprit is named (first link only).
+    pub interrupt: Option<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -129,6 +131,7 @@ fn link(v: &Value) -> Result<Link, String> {
         run: time("run_ts")?,
         wakes_next: time("wakes_next_ts")?,
         woken_by: text(v, "woken_by"),
+        interrupt: v["interrupt"].as_str().map(str::to_string),
     })
 }
 

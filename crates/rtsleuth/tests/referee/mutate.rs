@@ -383,6 +383,19 @@ fn chain_mutations(of: usize, f: &Finding, cx: &Ctx, b: &mut Budget, out: &mut V
             m
         },
     );
+    if f.chain[0].interrupt.is_some() {
+        put(
+            None,
+            "chain's interrupt renamed",
+            "chain",
+            "chain_start",
+            &|| {
+                let mut m = f.clone();
+                m.chain[0].interrupt = Some("irq 9999 (elsewhere)".into());
+                m
+            },
+        );
+    }
     for k in 0..f.chain.len() {
         put(None, "link pid replaced", "chain", "chain_links", &|| {
             let mut m = f.clone();

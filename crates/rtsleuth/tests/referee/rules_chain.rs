@@ -4,6 +4,7 @@
 
 use super::chains::{self, lost_between, DEPTH};
 use super::finding::{Finding, Link, Stretch};
+use super::frames::Frame;
 use super::rules_timeline::TOL;
 use super::rules_wakeup::own_wakeup;
 use super::sched::Waker;
@@ -54,7 +55,9 @@ pub fn chain_start(f: &Finding, cut: &Cut, cx: &Ctx, out: &mut Out) {
             (_, Some(i)) if chains::timer_frame(i) => {
                 "woken by its own timer's expiry: woken_by is timer".to_string()
             }
-            (Some(o), _) if f.expected.is_some_and(|e| (e - o.entry).abs() <= TOL) => return,
+            (Some(o), _) if f.expected.is_some_and(|e| (e - o.entry).abs() <= TOL) => {
+                return interrupt_named(l, o, w.waker_cpu, cx, out)
+            }
             (Some(o), _) => format!(
                 "the outermost hard-IRQ frame at the waking ({}) entered at {:.9}",
                 o.label,
@@ -64,6 +67,29 @@ pub fn chain_start(f: &Finding, cut: &Cut, cx: &Ctx, out: &mut Out) {
         by => format!("the first link is woken_by {by:?}, not timer or interrupt"),
     };
     out.put("chain_start", None, why);
+}
+
+/// The first link's `interrupt` names the outermost frame `o` on `cpu` as a culprit is
+/// named: `irq N (NAME)` or `vector V (NAME)` from its entry event, a callback's function.
+fn interrupt_named(l: &Link, o: &Frame, cpu: u32, cx: &Ctx, out: &mut Out) {
+    let entry =
+        (cx.trace.inside(cpu, o.entry - 1, o.entry + 1)).find(|e| e.name.ends_with("_entry"));
+    let want = match entry {
+        Some(e) if e.name == "irq_handler_entry" => {
+            format!("{} ({})", o.label, e.field("name").unwrap_or(""))
+        }
+        Some(e) if o.label.starts_with("vector") => {
+            format!("{} ({})", o.label, e.name.trim_end_matches("_entry"))
+        }
+        _ => o.label.clone(),
+    };
+    if l.interrupt.as_deref() != Some(want.as_str()) {
+        let why = format!(
+            "the first link's interrupt is {:?}, not {want:?}",
+            l.interrupt
+        );
+        out.put("chain_start", None, why);
+    }
 }
 
 /// A soft-timer start: the referee's own soft-timer start of the victim's wake-up has the
@@ -401,6 +427,7 @@ mod tests {
                 run: t(122_723_000),
                 wakes_next: t(122_725_000),
                 woken_by: "timer".into(),
+                interrupt: None,
             }],
         }
     }

@@ -171,6 +171,7 @@ mod tests {
             run,
             wakes_next,
             woken_by: by.into(),
+            interrupt: None,
         }
     }
 

@@ -9,11 +9,10 @@
 use super::finding::ChainLink;
 use super::victim::{Due, Pending};
 use crate::analyze::wakeups::Wake;
-use crate::event::{Event, EventKind, Timestamp};
+use crate::event::Timestamp;
 use rustc_hash::FxHashMap as HashMap;
 
-/// The most links a chain follows; a longer one is unproven.
-pub const DEPTH: usize = 8;
+pub use crate::analyze::waking::CHAIN_DEPTH as DEPTH;
 
 /// What woke a task of a chain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,32 +35,6 @@ impl WokenBy {
             WokenBy::Interrupt => "interrupt",
             WokenBy::Task => "task",
             WokenBy::SoftTimer => "soft_timer",
-        }
-    }
-}
-
-/// Who a `sched_waking` says did the waking, when its flags tell.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Waker {
-    HardIrq,
-    Task(i32),
-    /// A softirq running in this task's column (on PREEMPT_RT, its own thread).
-    Softirq(i32),
-}
-
-impl Waker {
-    /// The waker of the wake-up `ev` starts: none for an NMI, the idle task's column, flags not
-    /// printed, or an event other than `sched_waking`.
-    pub fn of(ev: &Event<'_>) -> Option<Waker> {
-        let f = ev.flags;
-        if !matches!(ev.kind, EventKind::SchedWaking { .. }) || !f.known || f.nmi {
-            return None;
-        }
-        match (f.hardirq, f.softirq) {
-            (true, _) => Some(Waker::HardIrq),
-            _ if ev.pid <= 0 => None,
-            (false, false) => Some(Waker::Task(ev.pid)),
-            (false, true) => Some(Waker::Softirq(ev.pid)),
         }
     }
 }
@@ -276,7 +249,10 @@ mod tests {
         Due {
             ts,
             source: Source::Chain,
-            evidence: Evidence::Interrupt { entry: ts },
+            evidence: Evidence::Interrupt {
+                entry: ts,
+                irq: None,
+            },
         }
     }
 

@@ -301,39 +301,24 @@ impl Judge<'_> {
             }
             Irq::Callback {
                 function,
-                softirq: Some((vec, action)),
+                softirq: Some(_),
                 ..
             } => (
                 Cause::Softirq,
-                Some(Culprit::Softirq { vec, action }),
+                Some(irq.culprit()),
                 Note::SoftirqCallback(function),
             ),
-            Irq::Callback { function, .. } => (
-                Cause::Hardirq,
-                Some(Culprit::Callback(function)),
-                Note::Interrupt,
-            ),
-            Irq::Softirq { vec, action } => (
-                Cause::Softirq,
-                Some(Culprit::Softirq { vec, action }),
-                Note::Interrupt,
-            ),
+            Irq::Softirq { .. } => (Cause::Softirq, Some(irq.culprit()), Note::Interrupt),
+            Irq::Callback { .. } => (Cause::Hardirq, Some(irq.culprit()), Note::Interrupt),
             _ if own => (Cause::KernelPath, None, Note::WakeInterrupt),
             Irq::Vector { name, .. }
                 if phase == Phase::AfterWakeup && is_resched(self.names, name) =>
             {
                 (Cause::KernelPath, None, Note::ReschedIpi)
             }
-            Irq::Vector { vector, name } => (
-                Cause::Hardirq,
-                Some(Culprit::Vector { vector, name }),
-                Note::Interrupt,
-            ),
-            Irq::Handler { irq, name } => (
-                Cause::Hardirq,
-                Some(Culprit::Irq { irq, name }),
-                Note::Interrupt,
-            ),
+            Irq::Vector { .. } | Irq::Handler { .. } => {
+                (Cause::Hardirq, Some(irq.culprit()), Note::Interrupt)
+            }
         }
     }
 

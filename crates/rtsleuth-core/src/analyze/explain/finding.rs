@@ -263,8 +263,12 @@ pub enum Evidence {
     Tracemark { us: f64, mark: Timestamp },
     /// Its wake-ups kept this period (see `period`).
     Period { period: u64 },
-    /// The hard interrupt entered at `entry` woke the first task of its wake chain.
-    Interrupt { entry: Timestamp },
+    /// The hard interrupt `irq` (when the trace named it), entered at `entry`, woke the first
+    /// task of its wake chain.
+    Interrupt {
+        entry: Timestamp,
+        irq: Option<super::timeline::Irq>,
+    },
     /// Its switch-out still runnable (`R`/`R+`), in favour of `by` (`None`: the idle task).
     Preempted { by: Option<i32> },
     /// The timerlat sample `#seq` at `at` (the thread's, or its timer interrupt's) said it

@@ -53,14 +53,15 @@ pub use outline::{Outline, OutlineStretch};
 
 use crate::analyze::names::Names;
 use crate::analyze::wakeups::{RunAt as WakeEnd, Step, Wake, Wakeups};
+use crate::analyze::waking::{IrqSelector, Waker};
 use crate::event::{Event, EventKind, Timestamp};
 use crate::input::Format;
 use crate::read::{Decode, EventSink};
-use chain::{Chain, Chains, Link, Waker, WokenBy};
+use chain::{Chain, Chains, Link, WokenBy};
 use decompose::{bound_kernel_path, decompose, WakeUp, Window, MIN_CAUSE_NS};
 use finding::{join_neighbours, merge, Component, Culprit, Evidence, Finding, Note, RunAt};
 use rustc_hash::FxHashMap as HashMap;
-use timeline::{CpuTimeline, WakeContext};
+use timeline::{CpuTimeline, Irq, WakeContext};
 use victim::{Due, Explained, Pending, Victim};
 
 /// Which tasks to explain and how much to report.
@@ -78,6 +79,8 @@ pub struct ExplainOptions {
     pub threshold_us: Option<f64>,
     /// Explain preemption waits too: switched out still runnable, until switched in again.
     pub preemptions: bool,
+    /// Only wake-ups whose wake chain this interrupt started.
+    pub irq: Option<IrqSelector>,
 }
 
 impl Default for ExplainOptions {
@@ -89,6 +92,7 @@ impl Default for ExplainOptions {
             top: 5,
             threshold_us: None,
             preemptions: false,
+            irq: None,
         }
     }
 }
@@ -211,16 +215,11 @@ impl Explain {
             return;
         };
         let is_target = self.is_target(pid, prio);
-        let tail = timeline(&mut self.cpus, ev.cpu, ev.ts).in_irq_tail();
-        let waker = Waker::of(ev).filter(|_| self.chains.followed);
-        // On an interrupt's exit path the pid column names the interrupted task (or the idle
-        // task), not the waker.
-        let f = ev.flags;
-        let exit_path = tail
-            && self.chains.followed
-            && matches!(ev.kind, EventKind::SchedWaking { .. })
-            && !(f.hardirq || f.softirq || f.nmi);
-        let waker = waker.filter(|_| !exit_path);
+        let exit_path = self.chains.followed
+            && timeline(&mut self.cpus, ev.cpu, ev.ts)
+                .exit_path
+                .hides_waker(ev);
+        let waker = Waker::of(ev).filter(|_| self.chains.followed && !exit_path);
         let chained = match waker {
             Some(Waker::HardIrq) => true,
             Some(Waker::Task(p)) => self.chains.holds(p),
@@ -259,6 +258,9 @@ impl Explain {
         }
         // Still running after the chain began, it was not waiting for all of it.
         let chain = chain.filter(|c| on_cpu.map_or(true, |r| r <= c.start.ts));
+        if !self.irq_selects(chain.as_ref()) {
+            return;
+        }
         let (threshold, top) = (self.threshold_ns(), self.opts.top);
         let v = self.victims.entry(pid).or_default();
         v.sched_woken = true;
@@ -278,6 +280,20 @@ impl Explain {
             (None, None, None) => None,
         };
         v.pending = Some(Pending { due, chain, ..own });
+    }
+
+    /// Whether `--irq` (when given) selects `chain`: one the selected interrupt started.
+    fn irq_selects(&self, chain: Option<&Chain>) -> bool {
+        let Some(sel) = &self.opts.irq else {
+            return true;
+        };
+        match chain.map(|c| c.start.evidence) {
+            Some(Evidence::Interrupt {
+                irq: Some(Irq::Handler { irq, name }),
+                ..
+            }) => sel.selects(irq, self.names.get(name)),
+            _ => false,
+        }
     }
 
     /// The priority and target CPU of the wake-up of `pid` that `ev` starts.
@@ -350,10 +366,11 @@ impl Explain {
                 None
             }
             (Some(Waker::HardIrq), None, Some(entry)) => {
+                let irq = own.wake.context.hard_irq;
                 let due = Due {
                     ts: entry,
                     source: Source::Chain,
-                    evidence: Evidence::Interrupt { entry },
+                    evidence: Evidence::Interrupt { entry, irq },
                 };
                 self.chains.start(own, due, WokenBy::Interrupt);
                 None
@@ -399,7 +416,7 @@ impl Explain {
         let Some(prio) = prio.or(self.prios.get(&pid).copied()) else {
             return;
         };
-        if !self.opts.preemptions || !self.is_target(pid, prio) {
+        if !self.opts.preemptions || !self.is_target(pid, prio) || !self.irq_selects(None) {
             return;
         }
         let due = Due {
@@ -682,7 +699,7 @@ impl Explain {
     /// Files an activation explained from its samples, for a target.
     fn file_timerlat(&mut self, mut f: Finding) {
         let prio = self.prios.get(&f.pid).copied();
-        if !self.is_target(f.pid, prio.unwrap_or(0)) {
+        if !self.is_target(f.pid, prio.unwrap_or(0)) || !self.irq_selects(None) {
             return;
         }
         f.prio = prio;

@@ -5,6 +5,7 @@ use super::chain::WokenBy;
 use super::decompose::KERNEL_PATH_MAX_NS;
 use super::finding::{Component, Culprit, Evidence, Finding, Note, RunAt};
 use super::period::INTERVALS;
+use super::timeline::Irq;
 use super::victim::{aggregate_into, Aggregate, Spikes, Target};
 use super::{CauseTotal, Explain, Outline, OutlineStretch};
 use crate::analyze::wakeups::RunAt as WakeEnd;
@@ -142,6 +143,11 @@ impl Explain {
     /// wake-up events: no wait was a target's, the timerlat samples held no whole activation,
     /// or only preemption waits could be (`--preemptions`).
     fn why_nothing(&self) -> Option<String> {
+        if let Some(sel) = &self.opts.irq {
+            return Some(format!(
+                "no wake-up of a target task lies on a wake chain that interrupt {sel} started (the chain needs sched_waking with context flags and irq_handler_entry/exit; `rtsleuth latency --irq {sel}` says which interrupts the trace entered)"
+            ));
+        }
         let waits = match (self.wakeups.saw_wakeups(), self.opts.preemptions) {
             (true, false) => "wake-up",
             (true, true) => "wake-up or preemption wait",
@@ -481,16 +487,24 @@ impl Explain {
     }
 
     fn chain_json(&self, f: &Finding) -> Value {
-        (f.chain.iter())
-            .map(|l| {
-                json!({
+        let interrupt = match f.evidence {
+            Some(Evidence::Interrupt { irq: Some(i), .. }) => Some(self.culprit_name(i.culprit())),
+            _ => None,
+        };
+        (f.chain.iter().enumerate())
+            .map(|(i, l)| {
+                let mut link = json!({
                     "task": {"comm": self.tasks.get(l.pid), "pid": l.pid, "prio": l.prio},
                     "cpu": l.cpu,
                     "woken_ts": ts_to_secs(l.woken),
                     "run_ts": ts_to_secs(l.run),
                     "wakes_next_ts": ts_to_secs(l.wakes_next),
                     "woken_by": l.woken_by.as_str(),
-                })
+                });
+                if let (0, Some(name)) = (i, &interrupt) {
+                    link["interrupt"] = json!(name);
+                }
+                link
             })
             .collect()
     }
@@ -533,8 +547,9 @@ impl Explain {
                 fmt_ts_ns(at),
                 fmt_us(round3(ns_to_us(latency_ns)))
             ),
-            Some(Evidence::Interrupt { entry }) => format!(
-                "a hard interrupt entered at {} on CPU{} woke {}",
+            Some(Evidence::Interrupt { entry, irq }) => format!(
+                "{} entered at {} on CPU{} woke {}",
+                self.interrupt_words(irq),
                 fmt_ts_ns(entry),
                 f.chain.first().map_or(0, |l| l.cpu),
                 f.chain.first().map_or("-".into(), |l| self.task_name(l.pid))
@@ -768,7 +783,18 @@ impl Explain {
         match (f.chain.first().map(|l| l.woken_by), f.evidence) {
             (Some(WokenBy::SoftTimer), _) => format!("its own timer's expiry, run by {first}"),
             (_, Some(Evidence::Timer { .. })) => format!("{first}'s hrtimer expiry"),
+            (_, Some(Evidence::Interrupt { irq, .. })) => {
+                format!("{} waking {first}", self.interrupt_words(irq))
+            }
             _ => format!("the hard interrupt that woke {first}"),
+        }
+    }
+
+    /// A chain's interrupt in words: `the hard interrupt irq 25 (virtio0-requests)`.
+    fn interrupt_words(&self, irq: Option<Irq>) -> String {
+        match irq {
+            Some(i) => format!("the hard interrupt {}", self.culprit_name(i.culprit())),
+            None => "a hard interrupt".into(),
         }
     }
 

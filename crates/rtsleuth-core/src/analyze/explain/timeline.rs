@@ -12,7 +12,9 @@
 //! than that apart from its start to its last event, then nothing until its end: the silent tail
 //! `[last_event, end)` is the only place a stretch can claim that the CPU showed nothing.
 
+use super::finding::Culprit;
 use crate::analyze::names::{NameId, Names};
+use crate::analyze::waking::{ExitPath, HardVisit};
 use crate::event::{Event, EventKind, Flags, Timestamp};
 use std::collections::VecDeque;
 
@@ -51,6 +53,20 @@ pub enum Irq {
 }
 
 impl Irq {
+    /// The culprit that names it: a callback the softirq runs is that softirq's.
+    pub fn culprit(self) -> Culprit {
+        match self {
+            Irq::Handler { irq, name } => Culprit::Irq { irq, name },
+            Irq::Vector { vector, name } => Culprit::Vector { vector, name },
+            Irq::Callback {
+                softirq: Some((vec, action)),
+                ..
+            }
+            | Irq::Softirq { vec, action } => Culprit::Softirq { vec, action },
+            Irq::Callback { function, .. } => Culprit::Callback(function),
+        }
+    }
+
     /// Runs in hard-interrupt context: not a softirq, nor a callback the softirq runs.
     fn is_hard(&self) -> bool {
         !matches!(
@@ -145,6 +161,8 @@ pub struct WakeContext {
     /// When the outermost hard interrupt open was entered (a softirq may enclose it): where a
     /// wake chain that a device or timer interrupt started begins.
     pub hard_entry: Option<Timestamp>,
+    /// That hard interrupt.
+    pub hard_irq: Option<Irq>,
     /// The innermost hrtimer callback: its timer and entry time.
     pub callback: Option<(u64, Timestamp)>,
     /// That callback's function.
@@ -164,11 +182,10 @@ pub struct CpuTimeline {
     /// The hard interrupt this CPU is in, entered at `.0` as outermost interrupt `.1`: kept
     /// past its frames' exits while events are still flagged hard-IRQ (a threaded handler's
     /// thread is woken after the handler returned).
-    hard_visit: Option<(Timestamp, u32)>,
-    /// The task an interrupt's exit path runs on: after the interrupt's last hard-IRQ event,
-    /// its events stay in that task's pid column with interrupts off until it returns
-    /// (irq_exit wakes the softirq threads there, looking like the task's own wakings).
-    irq_tail: Option<i32>,
+    hard_visit: HardVisit<(u32, Irq)>,
+    /// An interrupt's exit path, where irq_exit wakes the softirq threads in the interrupted
+    /// task's column.
+    pub exit_path: ExitPath,
     irqs_off_at: Option<NameId>,
     preempt_off_at: Option<NameId>,
     /// A reschedule was requested (an `N` flag, often only on the interrupt that woke someone)
@@ -208,8 +225,8 @@ impl CpuTimeline {
             task: Activity::Unknown,
             stack: Vec::new(),
             seq: 0,
-            hard_visit: None,
-            irq_tail: None,
+            hard_visit: HardVisit::default(),
+            exit_path: ExitPath::default(),
             irqs_off_at: None,
             preempt_off_at: None,
             resched: false,
@@ -234,10 +251,8 @@ impl CpuTimeline {
         prio_of: impl Fn(i32) -> Option<i32>,
     ) {
         let ts = ev.ts;
-        if !ev.flags.hardirq {
-            self.hard_visit = None;
-        }
-        self.follow_irq_tail(ev);
+        self.hard_visit.observe(ev);
+        self.exit_path.observe(ev);
         let in_irq = ev.flags.hardirq || ev.flags.softirq || ev.flags.nmi;
         self.event_irqs_on = ev.flags.known && !in_irq && !ev.flags.irqs_off;
         self.event_interrupt = ev.flags.hardirq
@@ -367,26 +382,6 @@ impl CpuTimeline {
         }
     }
 
-    /// Keeps [`CpuTimeline::irq_tail`]: it begins at a hard-IRQ event and ends at the first
-    /// event with interrupts on, in another pid column, or switching tasks.
-    fn follow_irq_tail(&mut self, ev: &Event<'_>) {
-        if ev.flags.hardirq {
-            self.irq_tail = Some(ev.pid);
-        } else if ev.flags.known
-            && (!ev.flags.irqs_off
-                || self.irq_tail != Some(ev.pid)
-                || matches!(ev.kind, EventKind::SchedSwitch { .. }))
-        {
-            self.irq_tail = None;
-        }
-    }
-
-    /// The latest event ran on an interrupt's exit path, as far as the flags show: no
-    /// interrupts-on event since the interrupt's last hard-IRQ event, in the same pid column.
-    pub fn in_irq_tail(&self) -> bool {
-        self.irq_tail.is_some()
-    }
-
     /// Every event names the CPU's current task (in interrupt context, the interrupted one).
     /// A task other than the one the trace switched in was switched in without a traced
     /// `sched_switch`, at the latest now.
@@ -447,7 +442,7 @@ impl CpuTimeline {
             self.seq = self.seq.wrapping_add(1);
         }
         if irq.is_hard() && !self.stack.iter().any(|f| f.irq.is_hard()) {
-            self.hard_visit = Some((ts, self.seq));
+            self.hard_visit.enter(ts, (self.seq, irq));
         }
         self.stack.push(Frame { irq, start: ts });
         self.refresh(ts);
@@ -537,15 +532,18 @@ impl CpuTimeline {
     }
 
     pub fn wake_context(&self) -> WakeContext {
-        let visit = self.hard_visit.filter(|_| self.stack.is_empty());
+        let visit = self.hard_visit.get().filter(|_| self.stack.is_empty());
         WakeContext {
             seq: (!self.stack.is_empty())
                 .then_some(self.seq)
-                .or(visit.map(|v| v.1)),
+                .or(visit.map(|v| v.1 .0)),
             irq_entry: self.stack.first().map(|f| f.start).or(visit.map(|v| v.0)),
             hard_entry: (self.stack.iter().find(|f| f.irq.is_hard()))
                 .map(|f| f.start)
                 .or(visit.map(|v| v.0)),
+            hard_irq: (self.stack.iter().find(|f| f.irq.is_hard()))
+                .map(|f| f.irq)
+                .or(visit.map(|v| v.1 .1)),
             callback: self.stack.iter().rev().find_map(|f| match f.irq {
                 Irq::Callback { hrtimer, .. } => Some((hrtimer, f.start)),
                 _ => None,
@@ -766,13 +764,13 @@ mod tests {
             "      cyclictest-194     [001] d.h..     4.943275: local_timer_exit: vector=236
       cyclictest-194     [001] d..2.     4.943278: sched_waking: comm=ksoftirqd/1 pid=35 prio=120 target_cpu=001",
         );
-        assert!(tl.in_irq_tail());
+        assert!(tl.exit_path.active());
         feed(
             &mut tl,
             &mut names,
             "      cyclictest-194     [001] ....1     4.943300: tracing_mark_write: back",
         );
-        assert!(!tl.in_irq_tail());
+        assert!(!tl.exit_path.active());
         feed(
             &mut tl,
             &mut names,
@@ -780,7 +778,7 @@ mod tests {
       cyclictest-194     [001] d..2.     4.943410: sched_switch: prev_comm=cyclictest prev_pid=194 prev_prio=19 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
           <idle>-0       [001] d..2.     4.943420: sched_waking: comm=ksoftirqd/1 pid=35 prio=120 target_cpu=001",
         );
-        assert!(!tl.in_irq_tail());
+        assert!(!tl.exit_path.active());
     }
 
     /// A threaded handler's thread is woken in hard-IRQ context after the handler's exit: the
@@ -826,6 +824,10 @@ mod tests {
                 seq: Some(1),
                 irq_entry: Some(653_571_068_000),
                 hard_entry: Some(653_571_068_000),
+                hard_irq: Some(Irq::Vector {
+                    vector: Some(236),
+                    name: names.intern("local_timer")
+                }),
                 callback: Some((0xba4c36c1, 653_571_069_000)),
                 callback_function: Some(names.intern("hrtimer_wakeup")),
                 callback_soft: false,

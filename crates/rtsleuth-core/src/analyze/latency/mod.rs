@@ -14,12 +14,15 @@
 //! trace) and switches (how many times the task was switched in).
 
 mod histogram;
+mod irq_reach;
+mod irq_report;
 mod osnoise;
 mod per_task;
 mod preemption;
 mod report;
 mod timerlat;
 
+pub use crate::analyze::waking::IrqSelector;
 pub use histogram::{Bucket, Figures, LatencyHistogram};
 pub use per_task::TaskLatency;
 pub(crate) use report::hist_json;
@@ -48,6 +51,9 @@ pub struct LatencyOptions {
     /// Give every task row its own histogram (`histogram` in the JSON), for a report that
     /// draws one per task; the text and CSV tables do not change.
     pub task_histograms: bool,
+    /// Also measure, per thread it led to, the time from this interrupt's entry to the
+    /// thread running ([`irq_reach`]).
+    pub irq: Option<IrqSelector>,
 }
 
 /// Per-task state and statistics.
@@ -74,6 +80,7 @@ pub struct Latency {
     timerlat: timerlat::Timerlat,
     osnoise: osnoise::Osnoise,
     preemption: preemption::Preemption,
+    irq: Option<irq_reach::IrqReach>,
     /// The tracker's steps of the current event (kept to reuse its allocation).
     steps: Vec<Step>,
 }
@@ -81,6 +88,7 @@ pub struct Latency {
 impl Latency {
     pub fn new(opts: LatencyOptions) -> Self {
         Latency {
+            irq: opts.irq.clone().map(irq_reach::IrqReach::new),
             opts,
             tasks: HashMap::default(),
             per_cpu: BTreeMap::new(),
@@ -167,6 +175,26 @@ impl Latency {
             .record_for(lat, w.run, w.pid);
     }
 
+    /// What the wake-up tracker's `step` of `ev` means for the chains `--irq` follows.
+    fn follow_irq(&mut self, ev: &Event<'_>, step: &Step) {
+        let counted = match step {
+            Step::End(w) => self.cpu_selected(w.cpu),
+            _ => false,
+        };
+        let Some(irq) = &mut self.irq else {
+            return;
+        };
+        match *step {
+            Step::Start { pid } => irq.started(ev, pid),
+            Step::End(ref w) => irq.ran(w, counted),
+            Step::Switch { prev, .. } => irq.switched_out(prev),
+            Step::Unmeasured { pid } => irq.forget(pid),
+            Step::Impossible { .. } => irq.clear(),
+            // Only a sched_waking's context can tie a wake-up to the interrupt.
+            Step::Redefined | Step::Preempted(_) => {}
+        }
+    }
+
     /// A preemption wait ended: the task's distribution and its CPU's.
     fn preempted(&mut self, w: &Wake) {
         if !self.cpu_selected(w.cpu) {
@@ -195,6 +223,12 @@ impl EventSink for Latency {
         let mut steps = std::mem::take(&mut self.steps);
         self.wakeups.event(ev, &mut steps);
         self.learn_prio(ev);
+        if let Some(irq) = &mut self.irq {
+            irq.observe(ev);
+            for step in &steps {
+                self.follow_irq(ev, step);
+            }
+        }
         for step in steps.drain(..) {
             match step {
                 Step::Switch {
@@ -215,12 +249,20 @@ impl EventSink for Latency {
     }
 
     fn decode(&self) -> Decode {
-        Decode::LATENCY
+        match self.irq {
+            // Any interrupt's entry ends the visit of the one before; x86 names its vectors'
+            // events freely, so every event is decoded.
+            Some(_) => Decode::Everything,
+            None => Decode::LATENCY,
+        }
     }
 
     fn lost(&mut self, _cpu: Option<u32>, _count: Option<u64>) {
         self.wakeups.lost();
         self.forget_runs(None);
+        if let Some(irq) = &mut self.irq {
+            irq.clear();
+        }
     }
 
     fn history_begins(&mut self, cpu: Option<u32>) {

@@ -61,8 +61,7 @@ impl Latency {
                 task,
             })
             .filter(|r| r.task.switches > 0 || r.task.lat.count() + r.task.preempted.count() > 0)
-            .filter(|r| o.pids.is_empty() || o.pids.contains(&r.pid))
-            .filter(|r| o.comms.is_empty() || o.comms.iter().any(|c| r.comm.contains(c.as_str())))
+            .filter(|r| self.named(r.pid, r.comm))
             .filter(|r| !o.rt_only || r.task.prio.is_some_and(|p| p < 100))
             .collect();
         let key = |r: &Row<'_>| -> (u64, f64) {
@@ -87,6 +86,13 @@ impl Latency {
             }
         });
         rows
+    }
+
+    /// Whether `--pid` and `--task` select task `pid`, named `comm`.
+    fn named(&self, pid: i32, comm: &str) -> bool {
+        let o = &self.opts;
+        (o.pids.is_empty() || o.pids.contains(&pid))
+            && (o.comms.is_empty() || o.comms.iter().any(|c| comm.contains(c.as_str())))
     }
 
     /// The selected tasks' preemption waits, as the report shows them (even with none).
@@ -164,6 +170,14 @@ impl Latency {
         }
         if !self.timerlat.is_empty() {
             blocks.push(Block::Table(self.timerlat.table()));
+        }
+        if let Some(irq) = &self.irq {
+            let keep = |pid: i32| self.named(pid, self.names.get(pid));
+            let prio = |pid: i32| self.tasks.get(&pid).and_then(|t| t.prio);
+            json["irq"] = irq.json(&self.names, keep);
+            blocks.push(Block::Table(irq.table(&self.names, prio, keep)));
+            warnings.extend(irq.warnings());
+            json["warnings"] = warnings.clone().into();
         }
         if self.opts.hist {
             let buckets = overall.log2_buckets_us();
