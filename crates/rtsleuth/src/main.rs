@@ -147,6 +147,10 @@ struct Selection {
     /// one woke, ...): N is its number, NAME a part of its handler's name.
     #[arg(long, value_name = "N|NAME", conflicts_with = "preemptions")]
     irq: Option<IrqSelector>,
+    /// Only kworkers woken by the queueing of a work, due when the work was queued (with
+    /// --all or --task kworker: kworkers are not real-time).
+    #[arg(long, conflicts_with_all = ["preemptions", "irq"])]
+    works: bool,
 }
 
 impl Selection {
@@ -159,6 +163,7 @@ impl Selection {
             threshold_us: self.threshold,
             preemptions: self.preemptions,
             irq: self.irq,
+            works: self.works,
         }
     }
 }

@@ -44,6 +44,8 @@ mod sched;
 mod segments;
 #[path = "referee/text.rs"]
 mod text;
+#[path = "referee/works.rs"]
+mod works;
 
 use finding::Finding;
 use serde_json::Value;
@@ -72,6 +74,7 @@ pub const RULES: &[(&str, bool)] = &[
     ("chain_required", true),
     ("chain_start", true),
     ("chain_links", true),
+    ("queued_path", true),
     ("V1_common_window", true),
     ("V2_impossible_state", true),
     ("E1_kernel_path_bound", true),
@@ -92,6 +95,7 @@ const RUNS: &[(&str, &[&str])] = &[
         "preemptions",
         &["--all", "--preemptions", "--top", "20", "--threshold", "0"],
     ),
+    ("works", &["--all", "--works", "--top", "20", "--threshold", "0"]),
 ];
 const TOP: usize = 20;
 
@@ -158,6 +162,7 @@ pub fn check_finding(f: &Finding, cx: &Ctx) -> Vec<Violation> {
         rules_wakeup::wakeup_pairing(f, cx, &mut out);
     }
     rules_wakeup::due_evidence(f, cx, &mut out);
+    rules_wakeup::queued_path(f, cx, &mut out);
     rules_wakeup::victim_never_runs(f, cx, &mut out);
     rules_wakeup::no_lost_events_inside(f, cx, &mut out);
     rules_wakeup::no_impossible_state(f, cx, &mut out);
@@ -193,6 +198,7 @@ fn check_chain(f: &Finding, cx: &Ctx) -> Vec<Violation> {
     rules_timeline::common_window(f, cx, &mut out);
     rules_wakeup::wakeup_pairing(f, cx, &mut out);
     rules_wakeup::due_evidence(f, cx, &mut out);
+    rules_wakeup::queued_path(f, cx, &mut out);
     rules_wakeup::victim_never_runs(f, cx, &mut out);
     rules_wakeup::no_lost_events_inside(f, cx, &mut out);
     rules_wakeup::no_impossible_state(f, cx, &mut out);
@@ -229,6 +235,8 @@ pub struct Waits {
     pub rt_only: bool,
     /// `--preemptions`: preemption waits too.
     pub preemptions: bool,
+    /// `--works`: only wake-ups a work's queueing did (docs/claims.md, "Works").
+    pub works: bool,
 }
 
 /// completeness: every wake-up of a target (referee's pairing, inside the common window; for
@@ -256,6 +264,7 @@ pub fn completeness(doc: &Value, findings: &[Finding], cx: &Ctx, waits: Waits, o
             .chain(preempted.into_iter().flatten())
             .filter(|w| w.start >= window)
             .filter(|w| !waits.rt_only || cx.sched.prio_at(pid, w.start).is_some_and(|p| p < 100))
+            .filter(|w| !waits.works || works::queueing_of(w, cx).is_ok())
             .collect();
         if !cx.sched.wakeups.contains_key(&pid) {
             rules_timerlat::activations_found(pid, findings, least, cx, out);
@@ -461,6 +470,7 @@ fn check_trace(path: &Path) -> Result<Checked, String> {
         let waits = Waits {
             rt_only: *set == "default",
             preemptions: args.contains(&"--preemptions"),
+            works: args.contains(&"--works"),
         };
         completeness(&doc, &findings, &cx, waits, &mut out);
         for v in out.0 {

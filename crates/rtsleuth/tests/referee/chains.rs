@@ -21,12 +21,16 @@ pub fn proven<'a>(w: &'a Wakeup, cx: &'a Ctx) -> Option<(usize, &'a Wakeup)> {
 /// The links' own wake-ups of a proven chain ending in `w`, from the start, so a chain
 /// finding can be compared with the referee's link by link.
 pub fn follow<'a>(w: &'a Wakeup, cx: &'a Ctx) -> Option<Vec<&'a Wakeup>> {
-    if let Waker::Softirq(_) = w.waker {
-        return soft_timer(w, cx).map(|st| vec![st.thread]);
-    }
     let mut links = Vec::new();
     let mut cur = w;
     for n in 0..=DEPTH {
+        // A work's queueing woke it: its due time is that (docs/claims.md, "Works").
+        if super::works::queueing_of(cur, cx).is_ok() {
+            return None;
+        }
+        if let (0, Waker::Softirq(_)) = (n, cur.waker) {
+            return soft_timer(w, cx).map(|st| vec![st.thread]);
+        }
         match cur.waker {
             Waker::HardIrq if n > 0 => {
                 links.reverse();

@@ -22,6 +22,7 @@ const TRACES: &[&str] = &[
     "../shared/fixtures/realworld/lisa/tests/assets/sched_load/trace.dat",
     "tests/fixtures/lab/rt/hardirq/trace.txt.zst",
     "tests/fixtures/recorded/pipe_chain/trace.txt.zst",
+    "tests/fixtures/recorded/wq/trace.txt.zst",
 ];
 const KINDS: [&str; 9] = [
     "hardirq",
@@ -42,6 +43,11 @@ const CHAIN_MUTATIONS: [&str; 5] = [
     "waker_run culprit changed",
     "chain dropped",
 ];
+const QUEUED_MUTATIONS: [&str; 3] = [
+    "queueing moved earlier",
+    "queueing's path renamed",
+    "wake-up claimed queued",
+];
 /// Mutations of one type from one source kind per trace, at most (debug-build time).
 const PER_TRACE: usize = 6;
 
@@ -49,6 +55,7 @@ const PER_TRACE: usize = 6;
 const ALL: Waits = Waits {
     rt_only: false,
     preemptions: true,
+    works: false,
 };
 const ARGS: &[&str] = &["--all", "--preemptions", "--top", "20", "--threshold", "0"];
 
@@ -349,6 +356,35 @@ fn earlier_start(f: &Finding, cx: &Ctx) -> Option<i64> {
     armed_timer(&seg.finding, cx).map(|e| e.ts - 50_000)
 }
 
+/// A queued finding's due time and path, and a queued due time claimed for another wake-up
+/// (docs/claims.md, "Works").
+fn queued_mutations(of: usize, f: &Finding, b: &mut Budget, out: &mut Vec<Mutation>) {
+    let mut put = |at, name, expect, build: &dyn Fn() -> Finding| {
+        put(out, b, (of, at, name, "queued", expect), build)
+    };
+    if f.source != "queued" {
+        if f.source == "wakeup" {
+            put(None, "wake-up claimed queued", "due_evidence", &|| {
+                let mut m = f.clone();
+                m.source = "queued".into();
+                m.expected = Some(m.wakeup);
+                m
+            });
+        }
+        return;
+    }
+    put(None, "queueing moved earlier", "due_evidence", &|| {
+        let mut m = f.clone();
+        m.expected = m.expected.map(|e| e - 50_000);
+        m
+    });
+    if let Some(i) = f.timeline.iter().position(|s| s.before) {
+        put(Some(i), "queueing's path renamed", "queued_path", &|| {
+            with_stretch(f, i, |s| s.kind = "unknown".into())
+        });
+    }
+}
+
 fn chain_mutations(of: usize, f: &Finding, cx: &Ctx, b: &mut Budget, out: &mut Vec<Mutation>) {
     if f.source != "chain" || f.chain.is_empty() {
         return;
@@ -436,7 +472,7 @@ fn mutated_findings_are_flagged() {
     let mut applied: BTreeMap<(&str, String), (usize, usize)> = BTreeMap::new();
     let mut kinds_seen: BTreeMap<String, usize> = BTreeMap::new();
     let mut missed = Vec::new();
-    let mut chains = 0;
+    let (mut chains, mut queued) = (0, 0);
     for t in TRACES {
         let path = root.join(t);
         let (_, trace) = peers::read(&path).unwrap();
@@ -455,7 +491,9 @@ fn mutated_findings_are_flagged() {
             stretch_mutations(of, f, &cx, &facts, &mut budget, &mut ms);
             finding_mutations(of, f, &cx, &facts, &mut budget, &mut ms);
             chain_mutations(of, f, &cx, &mut budget, &mut ms);
+            queued_mutations(of, f, &mut budget, &mut ms);
         }
+        queued += findings.iter().filter(|f| f.source == "queued").count();
         chains += findings.iter().filter(|f| f.source == "chain").count();
         let mut baseline: BTreeMap<usize, Vec<super::Violation>> = BTreeMap::new();
         for m in ms {
@@ -505,6 +543,13 @@ fn mutated_findings_are_flagged() {
         assert!(
             kinds_seen.get(k).copied().unwrap_or(0) > 0,
             "no mutation of a {k} stretch"
+        );
+    }
+    assert!(queued > 0, "no queued finding to mutate");
+    for name in QUEUED_MUTATIONS {
+        assert!(
+            applied.keys().any(|(n, _)| *n == name),
+            "{queued} queued findings, but no {name:?} mutation"
         );
     }
     // Until the engine prints chains there is nothing to mutate; from then on, every one.

@@ -94,6 +94,10 @@ pub fn due_evidence(f: &Finding, cx: &Ctx, out: &mut Out) {
             Err(w) => w,
         },
         ("chain", Some(_)) => return,
+        ("queued", Some(e)) => match queued_due(f, cx, e) {
+            Ok(()) => return,
+            Err(w) => w,
+        },
         ("preempted", Some(e)) if (e - f.wakeup).abs() > TOL => {
             "expected_ts is not the switch-out that began the wait".to_string()
         }
@@ -104,6 +108,32 @@ pub fn due_evidence(f: &Finding, cx: &Ctx, out: &mut Out) {
         (s, _) => format!("unknown source {s}"),
     };
     out.put("due_evidence", None, why);
+}
+
+/// queued: the task's wake-up at wakeup_ts is a work's queueing's waking at expected_ts
+/// (docs/claims.md, "Works").
+fn queued_due(f: &Finding, cx: &Ctx, expected: i64) -> Result<(), String> {
+    let w = own_wakeup(f, cx).ok_or("no referee wake-up at wakeup_ts")?;
+    let queued = super::works::queueing_of(w, cx)?;
+    if (queued - expected).abs() > TOL {
+        return Err(format!("expected_ts is not the queueing at {queued}"));
+    }
+    Ok(())
+}
+
+/// queued_path: a queued finding's stretches before the wake-up are kernel_path on the
+/// waker CPU (the queueing's own path to its waking).
+pub fn queued_path(f: &Finding, cx: &Ctx, out: &mut Out) {
+    if f.source != "queued" {
+        return;
+    }
+    let waker_cpu = own_wakeup(f, cx).map(|w| w.waker_cpu);
+    for (k, s) in f.timeline.iter().enumerate() {
+        if s.before && (s.kind != "kernel_path" || Some(s.cpu) != waker_cpu) {
+            let why = format!("a {} stretch on CPU{} before the wake-up", s.kind, s.cpu);
+            out.put("queued_path", Some(k), why);
+        }
+    }
 }
 
 /// timer: the task's own last hrtimer_start of `hrtimer_wakeup` before the wake-up, armed

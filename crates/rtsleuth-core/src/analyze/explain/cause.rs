@@ -102,6 +102,8 @@ pub enum Source {
     /// Woken by a task at the end of a wake chain that an interrupt or a timer started: due
     /// when that interrupt came or that timer was due (see `chain`).
     Chain,
+    /// A kworker woken by the queueing of a work for its pool: due when the work was queued.
+    Queued,
 }
 
 impl Source {
@@ -113,6 +115,7 @@ impl Source {
             Source::Wakeup => "wakeup",
             Source::Preempted => "preempted",
             Source::Chain => "chain",
+            Source::Queued => "queued",
         }
     }
 }

@@ -65,6 +65,8 @@ pub struct WakeUp {
     pub slack_until: Option<Timestamp>,
     /// The CPUs the task waited on, each from when: the wake-up's target, then migrations.
     pub queue: Vec<(u32, Timestamp)>,
+    /// A work's queueing woke it (a kworker): before the wake-up is that queueing's path.
+    pub by_queueing: bool,
 }
 
 impl WakeUp {
@@ -81,6 +83,7 @@ impl WakeUp {
             own_timer: None,
             slack_until: None,
             queue: vec![(queue, ts)],
+            by_queueing: false,
         }
     }
 
@@ -117,14 +120,15 @@ pub fn decompose(
 ) -> Vec<Component> {
     let mut pieces = Vec::new();
     let judge = Judge { names, w, win };
-    if win.from < w.wakeup {
-        judge.cover(
-            cpus,
-            (w.waker_cpu, win.from),
-            (win.from, w.wakeup.min(win.run)),
-            Phase::BeforeWakeup,
-            &mut pieces,
-        );
+    let before = (win.from, w.wakeup.min(win.run));
+    if before.0 < before.1 && w.by_queueing {
+        // Only the queueing's own events lie in here (docs/claims.md, "Works").
+        let phase = Phase::BeforeWakeup;
+        let path = Component::new(Cause::KernelPath, phase, w.waker_cpu, before, None, Note::QueuePath);
+        pieces.push(path);
+    } else if before.0 < before.1 {
+        let from = (w.waker_cpu, win.from);
+        judge.cover(cpus, from, before, Phase::BeforeWakeup, &mut pieces);
     }
     let moved_untraced = w.queue.last().is_some_and(|&(cpu, _)| cpu != win.run_cpu);
     for (i, &(cpu, queued)) in w.queue.iter().enumerate() {

@@ -51,6 +51,8 @@ pub enum Note {
     UntracedMove { to: u32 },
     /// Entry, exit and dispatch of the interrupt that woke the task.
     WakeInterrupt,
+    /// The queueing of a work, on its way to waking the pool's worker.
+    QueuePath,
     /// The task's own timer callback (`hrtimer_wakeup`) doing the wake-up.
     WakeCallback,
     /// A task of the wake chain running until it woke the next one.
@@ -269,6 +271,8 @@ pub enum Evidence {
         entry: Timestamp,
         irq: Option<super::timeline::Irq>,
     },
+    /// The work `function` was queued at `at`, and its queueing woke the task (a kworker).
+    Queued { at: Timestamp, function: NameId },
     /// Its switch-out still runnable (`R`/`R+`), in favour of `by` (`None`: the idle task).
     Preempted { by: Option<i32> },
     /// The timerlat sample `#seq` at `at` (the thread's, or its timer interrupt's) said it

@@ -40,6 +40,7 @@ mod decompose;
 mod finding;
 mod outline;
 mod period;
+mod queueing;
 mod rank;
 mod report;
 mod timeline;
@@ -81,6 +82,8 @@ pub struct ExplainOptions {
     pub preemptions: bool,
     /// Only wake-ups whose wake chain this interrupt started.
     pub irq: Option<IrqSelector>,
+    /// Only kworkers' wake-ups by the queueing of a work (`source: queued`).
+    pub works: bool,
 }
 
 impl Default for ExplainOptions {
@@ -93,6 +96,7 @@ impl Default for ExplainOptions {
             threshold_us: None,
             preemptions: false,
             irq: None,
+            works: false,
         }
     }
 }
@@ -232,33 +236,41 @@ impl Explain {
         }
         let context = timeline(&mut self.cpus, ev.cpu, ev.ts).wake_context();
         let timer = self.own_timer(ev, pid, context);
+        let queued = self.queued(ev);
         let wake = WakeUp {
             context,
             own_timer: timer.map(|t| t.hrtimer),
             slack_until: timer.and_then(|t| t.hard),
+            by_queueing: queued.is_some(),
             ..WakeUp::new(pid, prio, (ev.cpu, ev.ts), target.unwrap_or(ev.cpu))
         };
         let (last_ran, on_cpu) =
             (self.victims.get(&pid)).map_or((None, None), |v| (v.last_ran, v.last_on_cpu));
         let own = Pending {
             wake,
-            due: timer.map(OwnTimer::due),
+            due: timer.map(OwnTimer::due).or(queued),
             last_ran,
             chain: None,
         };
-        let chain = match exit_path {
-            true => {
+        let chain = match (queued, exit_path) {
+            // A work's queueing woke it: due then, and no chain goes through it
+            // (docs/claims.md, "Works").
+            (Some(_), _) => {
+                self.chains.drop_task(pid);
+                None
+            }
+            (None, true) => {
                 self.chains.exit_path(own.clone());
                 None
             }
-            false => self.follow_chain(waker, timer, own.clone()),
+            (None, false) => self.follow_chain(waker, timer, own.clone()),
         };
         if !is_target {
             return;
         }
         // Still running after the chain began, it was not waiting for all of it.
         let chain = chain.filter(|c| on_cpu.map_or(true, |r| r <= c.start.ts));
-        if !self.irq_selects(chain.as_ref()) {
+        if !self.selects(chain.as_ref(), own.due) {
             return;
         }
         let (threshold, top) = (self.threshold_ns(), self.opts.top);
@@ -280,6 +292,29 @@ impl Explain {
             (None, None, None) => None,
         };
         v.pending = Some(Pending { due, chain, ..own });
+    }
+
+    /// The due time of the work whose queueing `ev`, a waking, is part of (docs/claims.md,
+    /// "Works"), where context flags let the queueing be tied to it.
+    fn queued(&mut self, ev: &Event<'_>) -> Option<Due> {
+        let followed = self.chains.followed && matches!(ev.kind, EventKind::SchedWaking { .. });
+        let q = (timeline(&mut self.cpus, ev.cpu, ev.ts).queueing)
+            .filter(|q| q.woke && followed)?;
+        Some(Due {
+            ts: q.ts,
+            source: Source::Queued,
+            evidence: Evidence::Queued {
+                at: q.ts,
+                function: q.function,
+            },
+        })
+    }
+
+    /// Whether `--irq` and `--works` (when given) keep a wake-up that `chain` led to, or that
+    /// was due at `due` by itself: a chain the selected interrupt started; a queued work's.
+    fn selects(&self, chain: Option<&Chain>, due: Option<Due>) -> bool {
+        let works = !self.opts.works || (chain.is_none() && due.is_some_and(|d| d.source == Source::Queued));
+        works && self.irq_selects(chain)
     }
 
     /// Whether `--irq` (when given) selects `chain`: one the selected interrupt started.
@@ -416,7 +451,7 @@ impl Explain {
         let Some(prio) = prio.or(self.prios.get(&pid).copied()) else {
             return;
         };
-        if !self.opts.preemptions || !self.is_target(pid, prio) || !self.irq_selects(None) {
+        if !self.opts.preemptions || !self.is_target(pid, prio) || !self.selects(None, None) {
             return;
         }
         let due = Due {
@@ -699,7 +734,7 @@ impl Explain {
     /// Files an activation explained from its samples, for a target.
     fn file_timerlat(&mut self, mut f: Finding) {
         let prio = self.prios.get(&f.pid).copied();
-        if !self.is_target(f.pid, prio.unwrap_or(0)) || !self.irq_selects(None) {
+        if !self.is_target(f.pid, prio.unwrap_or(0)) || !self.selects(None, None) {
             return;
         }
         f.prio = prio;

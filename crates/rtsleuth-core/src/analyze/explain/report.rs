@@ -354,6 +354,7 @@ impl Explain {
                 "queued on CPU{cpu}, it ran on CPU{to} and no migration was traced: where it waited, and behind what, is not in the trace"
             ),
             Note::WakeInterrupt => "entry and exit of the interrupt that woke it".into(),
+            Note::QueuePath => "the work's queueing, on its way to waking its pool's worker".into(),
             Note::WakeCallback => "its own timer callback (hrtimer_wakeup) waking it".into(),
             Note::WakerRun => format!(
                 "{who} ran on CPU{cpu} from its switch-in until it woke {}",
@@ -554,6 +555,12 @@ impl Explain {
                 f.chain.first().map_or(0, |l| l.cpu),
                 f.chain.first().map_or("-".into(), |l| self.task_name(l.pid))
             ),
+            Some(Evidence::Queued { at, function }) => format!(
+                "the work {} was queued at {} on CPU{}, and that queueing woke it",
+                self.names.get(function),
+                fmt_ts_ns(at),
+                f.waker_cpu
+            ),
             Some(Evidence::Preempted { by }) => format!(
                 "it was switched out at {} on CPU{} while still runnable, in favour of {}: it was due to go on running from there",
                 fmt_ts_ns(f.wakeup),
@@ -626,6 +633,7 @@ impl Explain {
             Source::Wakeup => "after its wake-up",
             Source::Preempted => "after it was switched out still runnable",
             Source::Chain => "after its wake chain began",
+            Source::Queued => "after its work was queued",
             Source::Timer | Source::Tracemark | Source::Period => "late",
         };
         format!(
@@ -663,6 +671,7 @@ impl Explain {
                 }
                 Source::Chain => &format!("due: its wake chain began ({})", self.chain_start(f)),
                 Source::Timer => "due: its hrtimer expiry in the trace clock",
+                Source::Queued => "due: its work was queued",
                 Source::Period => "due: estimated from its period",
                 Source::Preempted => &format!(
                     "switched out still runnable on CPU{} (preempted)",

@@ -14,6 +14,7 @@
 
 use super::finding::Culprit;
 use crate::analyze::names::{NameId, Names};
+use super::queueing::{self, Queueing};
 use crate::analyze::waking::{ExitPath, HardVisit};
 use crate::event::{Event, EventKind, Flags, Timestamp};
 use std::collections::VecDeque;
@@ -186,6 +187,8 @@ pub struct CpuTimeline {
     /// An interrupt's exit path, where irq_exit wakes the softirq threads in the interrupted
     /// task's column.
     pub exit_path: ExitPath,
+    /// A work's queueing the latest events continue, up to the waking it does.
+    pub queueing: Option<Queueing>,
     irqs_off_at: Option<NameId>,
     preempt_off_at: Option<NameId>,
     /// A reschedule was requested (an `N` flag, often only on the interrupt that woke someone)
@@ -227,6 +230,7 @@ impl CpuTimeline {
             seq: 0,
             hard_visit: HardVisit::default(),
             exit_path: ExitPath::default(),
+            queueing: None,
             irqs_off_at: None,
             preempt_off_at: None,
             resched: false,
@@ -253,6 +257,7 @@ impl CpuTimeline {
         let ts = ev.ts;
         self.hard_visit.observe(ev);
         self.exit_path.observe(ev);
+        self.queueing = queueing::follow(self.queueing, ev, names);
         let in_irq = ev.flags.hardirq || ev.flags.softirq || ev.flags.nmi;
         self.event_irqs_on = ev.flags.known && !in_irq && !ev.flags.irqs_off;
         self.event_interrupt = ev.flags.hardirq
