@@ -69,3 +69,39 @@ fn wq_on_a_trace_without_workqueue_events_warns() {
         "{out}"
     );
 }
+
+/// A worst wait's `explained` is exactly the finding `explain --all --works` gives for the
+/// kworker's wake-up by that queueing (docs/claims.md, "Works"), which the referee checks.
+#[test]
+fn wq_explained_is_explains_finding() {
+    let wq: Value = serde_json::from_str(&ok(&["wq", "--json", "--top", "10", TRACE])).unwrap();
+    let args = [
+        "explain",
+        TRACE,
+        "--all",
+        "--works",
+        "--threshold",
+        "0",
+        "--top",
+        "100000",
+    ];
+    let explain: Value = serde_json::from_str(&ok(&[&args[..], &["--json"]].concat())).unwrap();
+    let findings = explain["findings"].as_array().unwrap();
+    let mut explained = 0;
+    for w in wq["worst_wait"].as_array().unwrap() {
+        let e = &w["explained"];
+        if e.is_null() {
+            continue;
+        }
+        explained += 1;
+        let same = findings
+            .iter()
+            .find(|f| f["task"] == e["task"] && f["wakeup_ts"] == e["wakeup_ts"])
+            .unwrap_or_else(|| panic!("explain has no finding for {e}"));
+        assert_eq!(same, e);
+    }
+    assert!(
+        explained >= 2,
+        "{explained} of the 10 worst waits explained"
+    );
+}

@@ -95,7 +95,10 @@ const RUNS: &[(&str, &[&str])] = &[
         "preemptions",
         &["--all", "--preemptions", "--top", "20", "--threshold", "0"],
     ),
-    ("works", &["--all", "--works", "--top", "20", "--threshold", "0"]),
+    (
+        "works",
+        &["--all", "--works", "--top", "20", "--threshold", "0"],
+    ),
 ];
 const TOP: usize = 20;
 

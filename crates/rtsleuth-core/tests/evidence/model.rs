@@ -152,18 +152,18 @@ fn string(v: &Value) -> Option<String> {
     v.as_str().map(str::to_string)
 }
 
-/// Reads the findings of one explain document. A finding the parser cannot read at all is a
-/// violation of the contract, reported through `errors`.
-/// Takes the chain findings out of an explain document: they are the claims referee's
-/// (crates/rtsleuth/tests/referee), which cuts them into their links; this walk knows one
-/// victim per finding.
+/// Takes the chain and queued findings out of an explain document: they are the claims
+/// referee's (crates/rtsleuth/tests/referee), which cuts chains into their links and reads a
+/// work's queueing; this walk knows one victim per finding and no workqueue events.
 pub fn without_chains(mut doc: Value) -> Value {
     if let Some(list) = doc["findings"].as_array_mut() {
-        list.retain(|f| f["source"] != "chain");
+        list.retain(|f| f["source"] != "chain" && f["source"] != "queued");
     }
     doc
 }
 
+/// Reads the findings of one explain document. A finding the parser cannot read at all is a
+/// violation of the contract, reported through `errors`.
 pub fn parse_findings(set: &str, doc: &Value, errors: &mut Vec<String>) -> Vec<Finding> {
     let mut out = Vec::new();
     let Some(list) = doc["findings"].as_array() else {

@@ -22,7 +22,10 @@ pub fn queueing_of(w: &Wakeup, cx: &Ctx) -> Result<i64, String> {
     let mut activated = None;
     for e in back {
         if context(e) != context(waking) {
-            return Err(format!("{} in another column or context before the waking", e.name));
+            return Err(format!(
+                "{} in another column or context before the waking",
+                e.name
+            ));
         }
         match e.name.as_str() {
             "workqueue_activate_work" if activated.is_none() => activated = work_of(e),

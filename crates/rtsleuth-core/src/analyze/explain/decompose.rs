@@ -124,7 +124,14 @@ pub fn decompose(
     if before.0 < before.1 && w.by_queueing {
         // Only the queueing's own events lie in here (docs/claims.md, "Works").
         let phase = Phase::BeforeWakeup;
-        let path = Component::new(Cause::KernelPath, phase, w.waker_cpu, before, None, Note::QueuePath);
+        let path = Component::new(
+            Cause::KernelPath,
+            phase,
+            w.waker_cpu,
+            before,
+            None,
+            Note::QueuePath,
+        );
         pieces.push(path);
     } else if before.0 < before.1 {
         let from = (w.waker_cpu, win.from);

@@ -298,8 +298,8 @@ impl Explain {
     /// "Works"), where context flags let the queueing be tied to it.
     fn queued(&mut self, ev: &Event<'_>) -> Option<Due> {
         let followed = self.chains.followed && matches!(ev.kind, EventKind::SchedWaking { .. });
-        let q = (timeline(&mut self.cpus, ev.cpu, ev.ts).queueing)
-            .filter(|q| q.woke && followed)?;
+        let q =
+            (timeline(&mut self.cpus, ev.cpu, ev.ts).queueing).filter(|q| q.woke && followed)?;
         Some(Due {
             ts: q.ts,
             source: Source::Queued,
@@ -313,7 +313,8 @@ impl Explain {
     /// Whether `--irq` and `--works` (when given) keep a wake-up that `chain` led to, or that
     /// was due at `due` by itself: a chain the selected interrupt started; a queued work's.
     fn selects(&self, chain: Option<&Chain>, due: Option<Due>) -> bool {
-        let works = !self.opts.works || (chain.is_none() && due.is_some_and(|d| d.source == Source::Queued));
+        let works = !self.opts.works
+            || (chain.is_none() && due.is_some_and(|d| d.source == Source::Queued));
         works && self.irq_selects(chain)
     }
 

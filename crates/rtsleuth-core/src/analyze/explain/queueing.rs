@@ -35,21 +35,20 @@ fn context(ev: &Event<'_>) -> (bool, bool) {
 /// can be tied.
 pub fn follow(before: Option<Queueing>, ev: &Event<'_>, names: &mut Names) -> Option<Queueing> {
     match ev.kind {
-        EventKind::WorkqueueQueueWork { work, function, .. } if ev.flags.known => {
-            Some(Queueing {
-                ts: ev.ts,
-                function: names.intern(function),
-                work,
-                pid: ev.pid,
-                context: context(ev),
-                woke: false,
-            })
-        }
+        EventKind::WorkqueueQueueWork { work, function, .. } if ev.flags.known => Some(Queueing {
+            ts: ev.ts,
+            function: names.intern(function),
+            work,
+            pid: ev.pid,
+            context: context(ev),
+            woke: false,
+        }),
         EventKind::WorkqueueActivateWork { work } => {
             before.filter(|q| q.continued_by(ev) && q.work == work)
         }
-        EventKind::SchedWaking { .. } => (before.filter(|q| q.continued_by(ev)))
-            .map(|q| Queueing { woke: true, ..q }),
+        EventKind::SchedWaking { .. } => {
+            (before.filter(|q| q.continued_by(ev))).map(|q| Queueing { woke: true, ..q })
+        }
         _ => None,
     }
 }

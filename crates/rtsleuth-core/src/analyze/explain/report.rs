@@ -50,6 +50,15 @@ impl Explain {
         }
     }
 
+    /// The latest wake-up of `pid` explained, as the JSON renders it, and when it ran: when
+    /// the queueing of a work at `queued_at` woke it (`source: queued`; what `wq` shows of a
+    /// work's wait).
+    pub fn queued_finding(&self, pid: i32, queued_at: Timestamp) -> Option<(Value, Timestamp)> {
+        let f = &self.victims.get(&pid)?.last.as_ref()?.finding;
+        let queued = f.source == Source::Queued && f.expected == Some(queued_at);
+        queued.then(|| (self.finding_json(f), f.run))
+    }
+
     /// The findings a report shows, worst first: the `top` worst of the reported tasks.
     fn reported_findings(&self, pids: &[i32]) -> Vec<&Finding> {
         let mut findings: Vec<&Finding> =

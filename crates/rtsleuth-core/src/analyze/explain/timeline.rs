@@ -13,8 +13,8 @@
 //! `[last_event, end)` is the only place a stretch can claim that the CPU showed nothing.
 
 use super::finding::Culprit;
-use crate::analyze::names::{NameId, Names};
 use super::queueing::{self, Queueing};
+use crate::analyze::names::{NameId, Names};
 use crate::analyze::waking::{ExitPath, HardVisit};
 use crate::event::{Event, EventKind, Flags, Timestamp};
 use std::collections::VecDeque;

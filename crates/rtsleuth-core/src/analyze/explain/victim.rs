@@ -210,17 +210,7 @@ mod tests {
     }
 
     fn explained(lat: u64, culprit: i32) -> Explained {
-        let wake = WakeUp {
-            pid: 1,
-            prio: 19,
-            ran_prio: 19,
-            wakeup: 1000,
-            waker_cpu: 0,
-            context: Default::default(),
-            own_timer: None,
-            slack_until: None,
-            queue: vec![(0, 1000)],
-        };
+        let wake = WakeUp::new(1, 19, (0, 1000), 0);
         Explained {
             pending: Pending {
                 wake,

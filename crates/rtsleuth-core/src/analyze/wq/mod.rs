@@ -26,6 +26,7 @@
 //! and per function / workqueue / kworker histograms: bounded by what the kernel has in
 //! flight, never by the trace's length.
 
+mod explained;
 mod occurrence;
 mod report;
 pub(crate) use report::dist_json;
@@ -89,6 +90,9 @@ pub struct Wq {
     worst_wait: Worst,
     worst_exec: Worst,
     counts: Counts,
+    /// What explains the worst waits: the kworker's wake-up by the queueing, as `explain`
+    /// cuts it.
+    explained: explained::ExplainedWaits,
 }
 
 /// The events the analysis reads.
@@ -113,6 +117,7 @@ impl Wq {
             rt: RtTime::default(),
             names: Default::default(),
             counts: Counts::default(),
+            explained: explained::ExplainedWaits::new(opts.top),
         }
     }
 
@@ -167,6 +172,7 @@ impl Wq {
         match queued {
             None => self.counts.unqueued += 1,
             Some(p) => {
+                self.explained.started(ev.pid, p.ts, ev.ts);
                 let wait = ev.ts.saturating_sub(p.ts);
                 f.timing.wait.record(wait, ev.ts);
                 add_once(&mut f.workqueues, p.workqueue);
@@ -231,13 +237,17 @@ impl Wq {
 
 impl EventSink for Wq {
     fn event(&mut self, ev: &Event<'_>) {
+        self.explained.explain.event(ev);
         self.names.observe(ev);
         match ev.kind {
             EventKind::SchedSwitch {
                 next_pid,
                 next_prio,
                 ..
-            } => self.rt.switch(ev.cpu, ev.ts, next_pid, next_prio),
+            } => {
+                self.rt.switch(ev.cpu, ev.ts, next_pid, next_prio);
+                self.explained.switched_in(next_pid, ev.ts);
+            }
             EventKind::WorkqueueQueueWork {
                 work,
                 function,
@@ -257,10 +267,20 @@ impl EventSink for Wq {
     }
 
     fn decode(&self) -> Decode {
-        Decode::Only(EVENTS)
+        Decode::Only(EVENTS).union(self.explained.explain.decode())
     }
 
-    fn lost(&mut self, _cpu: Option<u32>, _count: Option<u64>) {
+    fn format(&mut self, format: crate::input::Format) {
+        self.explained.explain.format(format);
+    }
+
+    fn history_begins(&mut self, cpu: Option<u32>) {
+        self.explained.explain.history_begins(cpu);
+    }
+
+    fn lost(&mut self, cpu: Option<u32>, count: Option<u64>) {
+        self.explained.explain.lost(cpu, count);
+        self.explained.lost();
         self.counts.dropped_by_lost += (self.pending.len() + self.executing.len()) as u64;
         self.pending.clear();
         self.executing.clear();

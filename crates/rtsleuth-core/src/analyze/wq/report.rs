@@ -146,7 +146,7 @@ impl Wq {
             "functions": functions_json,
             "workqueues": workqueues_json,
             "kworkers": kworkers_json,
-            "worst_wait": self.worst_wait.iter().map(|o| self.occurrence_json(o)).collect::<Vec<_>>(),
+            "worst_wait": self.worst_wait.iter().map(|o| self.wait_json(o)).collect::<Vec<_>>(),
             "worst_exec": self.worst_exec.iter().map(|o| self.occurrence_json(o)).collect::<Vec<_>>(),
             "counts": counts.iter().map(|(k, n, _)| (k.to_string(), json!(n))).collect::<serde_json::Map<_, _>>(),
             "warnings": warnings,
@@ -245,6 +245,10 @@ impl Wq {
                 "Worst waits (behind RT: time real-time tasks held a bound work's CPU meanwhile)",
                 self.worst_wait.iter(),
             )),
+            Block::Lines(
+                "Worst waits explained (the kworker woken by the queueing: explain's finding, then its own run to the work)".to_string(),
+                self.explained_lines(),
+            ),
             Block::Table(self.occurrence_table("Longest executions", self.worst_exec.iter())),
             Block::Pairs(
                 "Unmatched".to_string(),
@@ -281,6 +285,42 @@ impl Wq {
             "rt_wait_us": o.rt_wait_ns.map(ns_to_us),
             "rt_culprit": self.culprit(o),
         })
+    }
+
+    /// A worst wait, with what explains it when its kworker was woken by the queueing
+    /// (docs/claims.md, "Works").
+    fn wait_json(&self, o: &Occurrence) -> Value {
+        let mut v = self.occurrence_json(o);
+        let cause = self.explained.cause(o.pid, o.start_ts);
+        v["explained"] = cause.map_or(Value::Null, |c| c.finding.clone());
+        v["before_start_us"] = json!(cause.map(|c| ns_to_us(o.start_ts.saturating_sub(c.run))));
+        v["works_before"] = json!(cause.and_then(|c| c.works_before));
+        v
+    }
+
+    /// One line per worst wait: explain's summary of the kworker's wake-up, then its own run.
+    fn explained_lines(&self) -> Vec<String> {
+        let lines: Vec<String> = (self.worst_wait.iter())
+            .filter_map(|o| Some((o, self.explained.cause(o.pid, o.start_ts)?)))
+            .map(|(o, c)| {
+                let first = match c.works_before {
+                    Some(n) => format!(" ({n} other works first)"),
+                    None => " (switched out and in again on the way)".to_string(),
+                };
+                format!(
+                    "{} us {} queued at {}: {}; then {} us of its own run to the work{first}",
+                    o.wait_ns().map_or("-".into(), |n| fmt_us(ns_to_us(n))),
+                    self.functions.name(o.function),
+                    o.queue_ts.map_or("-".into(), fmt_ts),
+                    c.finding["summary"].as_str().unwrap_or("-"),
+                    fmt_us(ns_to_us(o.start_ts.saturating_sub(c.run))),
+                )
+            })
+            .collect();
+        match lines.is_empty() {
+            true => vec!["none: no worst wait's kworker was woken by its queueing (it was already running, or the trace shows no context flags)".into()],
+            false => lines,
+        }
     }
 
     fn occurrence_table<'a>(
