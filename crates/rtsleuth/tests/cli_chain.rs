@@ -164,3 +164,47 @@ fn a_chain_finding_reads_as_its_links() {
         ]),
     );
 }
+
+/// A kworker woken by a work's queueing starts a chain there (docs/claims.md, "Works"): in
+/// the recorded `tests/fixtures/tracedat/v7-none.dat`, as `trace-cmd report -t` prints it,
+///
+/// ```text
+/// <idle>-0     [000] 7769.944418661: workqueue_queue_work: ... function=virtio_transport_rx_work ...
+/// <idle>-0     [000] 7769.944419883: workqueue_activate_work: ...
+/// <idle>-0     [000] 7769.944421405: sched_waking: comm=kworker/0:0 pid=29181 prio=120 target_cpu=000
+/// <idle>-0     [000] 7769.944429230: sched_switch: swapper/0:0 [120] R ==> kworker/0:0:29181 [120]
+/// kworker/0:0-29181 [000] 7769.944442475: sched_waking: comm=tokio-rt-worker pid=70 prio=110 ...
+/// ```
+///
+/// so the vsock reader's wake-up is a one-link chain due at the queueing, through the kworker.
+#[test]
+fn a_kworkers_wakee_is_a_chain_from_the_queueing() {
+    let out = ok(&[
+        "explain",
+        "tests/fixtures/tracedat/v7-none.dat",
+        "--pid",
+        "70",
+        "--threshold",
+        "0",
+        "--top",
+        "1000",
+        "--json",
+    ]);
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let f = (doc["findings"].as_array().unwrap().iter())
+        .find(|f| f["wakeup_ts"].as_f64() == Some(7769.944442475))
+        .expect("the vsock reader's wake-up");
+    assert_eq!(f["source"], "chain");
+    assert_eq!(f["expected_ts"].as_f64(), Some(7769.944418661));
+    let link = &f["chain"][0];
+    assert_eq!(f["chain"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        (link["task"]["pid"].as_i64(), link["woken_by"].as_str()),
+        (Some(29181), Some("queue"))
+    );
+    let times: Vec<f64> = ["woken_ts", "run_ts", "wakes_next_ts"]
+        .iter()
+        .map(|k| link[k].as_f64().unwrap())
+        .collect();
+    assert_eq!(times, [7769.944421405, 7769.94442923, 7769.944442475]);
+}

@@ -214,6 +214,7 @@ fn check_chain(f: &Finding, cx: &Ctx) -> Vec<Violation> {
             rules_wakeup::wakeup_pairing(&seg.finding, cx, &mut own);
             rules_wakeup::no_lost_events_inside(&seg.finding, cx, &mut own);
         }
+        rules_wakeup::queued_path(&seg.finding, cx, &mut own);
         stretch_rules(&seg.finding, cx, &mut own);
         out.0.extend(own.0.into_iter().map(|v| Violation {
             stretch: v.stretch.map(|i| seg.index[i]),

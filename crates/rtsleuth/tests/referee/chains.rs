@@ -24,9 +24,11 @@ pub fn follow<'a>(w: &'a Wakeup, cx: &'a Ctx) -> Option<Vec<&'a Wakeup>> {
     let mut links = Vec::new();
     let mut cur = w;
     for n in 0..=DEPTH {
-        // A work's queueing woke it: its due time is that (docs/claims.md, "Works").
+        // A work's queueing woke it (docs/claims.md, "Works"): the victim is due then by
+        // itself, a link starts the chain there.
         if super::works::queueing_of(cur, cx).is_ok() {
-            return None;
+            links.reverse();
+            return (n > 0).then_some(links);
         }
         if let (0, Waker::Softirq(_)) = (n, cur.waker) {
             return soft_timer(w, cx).map(|st| vec![st.thread]);

@@ -7,7 +7,7 @@ use super::finding::{Finding, Link, Stretch};
 use super::frames::Frame;
 use super::rules_timeline::TOL;
 use super::rules_wakeup::own_wakeup;
-use super::sched::Waker;
+use super::sched::{Waker, Wakeup};
 use super::segments::Cut;
 use super::{Ctx, Out};
 
@@ -36,6 +36,9 @@ pub fn chain_start(f: &Finding, cut: &Cut, cx: &Ctx, out: &mut Out) {
     };
     if l.woken_by == "soft_timer" {
         return soft_timer_start(f, cx, out);
+    }
+    if l.woken_by == "queue" {
+        return queue_start(f, w, cx, out);
     }
     if w.waker != Waker::HardIrq {
         let why = format!(
@@ -90,6 +93,17 @@ fn interrupt_named(l: &Link, o: &Frame, cpu: u32, cx: &Ctx, out: &mut Out) {
         );
         out.put("chain_start", None, why);
     }
+}
+
+/// A queue start (docs/claims.md, "Works"): the first link's own wake-up `w` is a work's
+/// queueing's waking, and expected_ts is that queueing.
+fn queue_start(f: &Finding, w: &Wakeup, cx: &Ctx, out: &mut Out) {
+    let why = match (super::works::queueing_of(w, cx), f.expected) {
+        (Err(e), _) => format!("woken_by queue, but {e}"),
+        (Ok(q), Some(e)) if (e - q).abs() <= TOL => return,
+        (Ok(q), _) => format!("expected_ts is not the queueing at {:.9}", s(q)),
+    };
+    out.put("chain_start", None, why);
 }
 
 /// A soft-timer start: the referee's own soft-timer start of the victim's wake-up has the

@@ -329,9 +329,11 @@ pub fn chain_required(f: &Finding, cx: &Ctx, out: &mut Out) {
 /// it (victim_never_runs).
 pub fn chain_due<'a>(w: &'a Wakeup, cx: &'a Ctx) -> Option<(usize, &'a Wakeup)> {
     let (links, start) = super::chains::proven(w, cx)?;
-    let entry = match super::chains::soft_timer(w, cx) {
-        Some(st) => st.due,
-        None => super::chains::start_entry(start, cx)?,
+    let queued = super::works::queueing_of(start, cx).ok();
+    let entry = match (super::chains::soft_timer(w, cx), queued) {
+        (Some(st), _) => st.due,
+        (None, Some(q)) => q,
+        (None, None) => super::chains::start_entry(start, cx)?,
     };
     let ran = running_inside(w.pid, (entry, w.start), false, cx);
     ran.is_none().then_some((links, start))

@@ -67,6 +67,7 @@ fn link_finding(f: &Finding, i: usize, l: &Link, switched_in: bool) -> Finding {
     let expected = if start { f.expected } else { None };
     let source = match (start, l.woken_by.as_str()) {
         (true, "timer") => "timer",
+        (true, "queue") => "queued",
         // chain_start checks an interrupt start's due time; due_evidence knows no such source.
         (true, _) => "interrupt",
         (false, _) => "wakeup",

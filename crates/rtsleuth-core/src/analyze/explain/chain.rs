@@ -26,6 +26,9 @@ pub enum WokenBy {
     /// A softirq thread, woken after the victim's own soft timer fell due, whose run of that
     /// timer's callback woke the victim: the chain's start is the timer's due time.
     SoftTimer,
+    /// The queueing of a work woke it (a kworker): the chain's start is the queueing
+    /// (docs/claims.md, "Works").
+    Queue,
 }
 
 impl WokenBy {
@@ -35,6 +38,7 @@ impl WokenBy {
             WokenBy::Interrupt => "interrupt",
             WokenBy::Task => "task",
             WokenBy::SoftTimer => "soft_timer",
+            WokenBy::Queue => "queue",
         }
     }
 }
@@ -87,7 +91,9 @@ struct Holder {
 impl Holder {
     /// It runs from a wake-up in hard-IRQ context or on an interrupt's exit path.
     fn runs_after_interrupt(&self) -> bool {
-        self.ran.is_some() && self.before.as_ref().map_or(true, |c| c.links.is_empty())
+        self.ran.is_some()
+            && self.woken_by != WokenBy::Queue
+            && self.before.as_ref().map_or(true, |c| c.links.is_empty())
     }
 }
 
@@ -123,7 +129,7 @@ impl Chains {
             .is_some_and(Holder::runs_after_interrupt)
     }
 
-    /// A hard interrupt woke `own.wake.pid`: a chain starts at `start`.
+    /// A hard interrupt, or a work's queueing, woke `own.wake.pid`: a chain starts at `start`.
     pub fn start(&mut self, own: Pending, start: Due, woken_by: WokenBy) {
         let before = Chain {
             start,

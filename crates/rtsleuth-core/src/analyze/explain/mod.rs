@@ -253,10 +253,10 @@ impl Explain {
             chain: None,
         };
         let chain = match (queued, exit_path) {
-            // A work's queueing woke it: due then, and no chain goes through it
+            // A work's queueing woke it: due then, and the chains through it start there
             // (docs/claims.md, "Works").
-            (Some(_), _) => {
-                self.chains.drop_task(pid);
+            (Some(q), _) => {
+                self.chains.start(own.clone(), q, WokenBy::Queue);
                 None
             }
             (None, true) => {

@@ -565,10 +565,10 @@ impl Explain {
                 f.chain.first().map_or("-".into(), |l| self.task_name(l.pid))
             ),
             Some(Evidence::Queued { at, function }) => format!(
-                "the work {} was queued at {} on CPU{}, and that queueing woke it",
+                "the work {} was queued at {}, and that queueing woke {}",
                 self.names.get(function),
                 fmt_ts_ns(at),
-                f.waker_cpu
+                f.chain.first().map_or("it".into(), |l| self.task_name(l.pid))
             ),
             Some(Evidence::Preempted { by }) => format!(
                 "it was switched out at {} on CPU{} while still runnable, in favour of {}: it was due to go on running from there",
@@ -783,6 +783,7 @@ impl Explain {
                 WokenBy::Timer => "woken by its timer",
                 WokenBy::Interrupt => "woken by the interrupt",
                 WokenBy::SoftTimer => "woken after the timer fell due",
+                WokenBy::Queue => "woken by its work's queueing",
                 WokenBy::Task => "woken",
             };
             rows.push((l.woken, 2, milestone(l.woken, &format!("{who} {by}"))));
@@ -801,6 +802,10 @@ impl Explain {
         match (f.chain.first().map(|l| l.woken_by), f.evidence) {
             (Some(WokenBy::SoftTimer), _) => format!("its own timer's expiry, run by {first}"),
             (_, Some(Evidence::Timer { .. })) => format!("{first}'s hrtimer expiry"),
+            (_, Some(Evidence::Queued { function, .. })) => format!(
+                "the queueing of the work {} waking {first}",
+                self.names.get(function)
+            ),
             (_, Some(Evidence::Interrupt { irq, .. })) => {
                 format!("{} waking {first}", self.interrupt_words(irq))
             }
