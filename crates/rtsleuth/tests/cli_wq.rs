@@ -99,9 +99,32 @@ fn wq_explained_is_explains_finding() {
             .find(|f| f["task"] == e["task"] && f["wakeup_ts"] == e["wakeup_ts"])
             .unwrap_or_else(|| panic!("explain has no finding for {e}"));
         assert_eq!(same, e);
+        if let Some(n) = w["works_before"].as_u64() {
+            let (run, start) = (
+                e["run_ts"].as_f64().unwrap(),
+                w["start_ts"].as_f64().unwrap(),
+            );
+            let pid = e["task"]["pid"].as_i64().unwrap();
+            assert_eq!(n, executions_started(pid, run, start), "{w}");
+        }
     }
     assert!(
         explained >= 2,
         "{explained} of the 10 worst waits explained"
     );
+}
+
+/// The `workqueue_execute_start` lines of kworker `pid` in [from, to), read from the text.
+fn executions_started(pid: i64, from: f64, to: f64) -> u64 {
+    let raw = std::fs::read(common::repo_root().join(TRACE)).unwrap();
+    let text = String::from_utf8(zstd::decode_all(raw.as_slice()).unwrap()).unwrap();
+    let column = format!("-{pid} ");
+    let ts = |l: &str| -> f64 {
+        let head = l.split(": workqueue_execute_start").next().unwrap();
+        head.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    (text.lines())
+        .filter(|l| l.contains(": workqueue_execute_start:") && l.contains(&column))
+        .filter(|l| (from..to).contains(&ts(l)))
+        .count() as u64
 }

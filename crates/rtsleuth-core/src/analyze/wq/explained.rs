@@ -19,8 +19,9 @@ pub struct WaitCause {
     pub finding: Value,
     /// When the kworker ran, ending that finding.
     pub run: Timestamp,
-    /// Works the kworker began between its run and this work's start, when it ran through
-    /// without being switched out.
+    /// Works the kworker began between its run and this work's start, when the trace shows it
+    /// running through from that switch-in (not when it was switched out and in again, or
+    /// the switch-in was not traced).
     pub works_before: Option<u64>,
 }
 

@@ -305,7 +305,7 @@ impl Wq {
             .map(|(o, c)| {
                 let first = match c.works_before {
                     Some(n) => format!(" ({n} other works first)"),
-                    None => " (switched out and in again on the way)".to_string(),
+                    None => " (which works it began first is not known: its run since that switch-in is not what the trace shows)".to_string(),
                 };
                 format!(
                     "{} us {} queued at {}: {}; then {} us of its own run to the work{first}",
