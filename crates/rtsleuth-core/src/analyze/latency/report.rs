@@ -156,6 +156,9 @@ impl Latency {
             "warnings": [],
         });
         self.wakeups.annotate(&mut json["trace"], &mut warnings);
+        if let Some(irq) = &self.irq {
+            warnings.extend(irq.warnings());
+        }
         json["warnings"] = warnings.clone().into();
         let mut blocks = vec![
             Block::Table(self.task_table(&rows)),
@@ -176,8 +179,6 @@ impl Latency {
             let prio = |pid: i32| self.tasks.get(&pid).and_then(|t| t.prio);
             json["irq"] = irq.json(&self.names, keep);
             blocks.push(Block::Table(irq.table(&self.names, prio, keep)));
-            warnings.extend(irq.warnings());
-            json["warnings"] = warnings.clone().into();
         }
         if self.opts.hist {
             let buckets = overall.log2_buckets_us();

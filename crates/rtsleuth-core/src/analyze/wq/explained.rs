@@ -6,11 +6,11 @@
 //! the kworker's latest explained wake-up is looked up; only the waits that can still be among
 //! the worst are rendered and kept, so memory is bounded by `--top`.
 
+use super::occurrence::Worst;
 use crate::analyze::explain::{Explain, ExplainOptions};
 use crate::event::Timestamp;
 use rustc_hash::FxHashMap as HashMap;
 use serde_json::Value;
-use std::cmp::Reverse;
 
 /// What explains one work's wait.
 #[derive(Debug, Clone)]
@@ -35,9 +35,9 @@ struct Run {
 #[derive(Debug)]
 pub struct ExplainedWaits {
     pub explain: Explain,
-    top: usize,
-    /// (wait, start, pid) ranked like the worst waits, with what explains each.
-    kept: Vec<(u64, Timestamp, i32, Option<WaitCause>)>,
+    /// Ranked like the worst waits, offered at each start (the worst waits are offered when
+    /// the work ends, and by then the kworker's wake-up may be another).
+    kept: Worst<Option<WaitCause>>,
     runs: HashMap<i32, Run>,
 }
 
@@ -51,8 +51,7 @@ impl ExplainedWaits {
         };
         ExplainedWaits {
             explain: Explain::new(opts),
-            top,
-            kept: Vec::new(),
+            kept: Worst::new(top),
             runs: HashMap::default(),
         }
     }
@@ -72,22 +71,17 @@ impl ExplainedWaits {
     /// wait can be among the `top` worst.
     pub fn started(&mut self, pid: i32, queued: Timestamp, start: Timestamp) {
         let wait = start.saturating_sub(queued);
-        let rank = |w: u64, s: Timestamp, p: i32| (Reverse(w), s, p);
-        let at = (self.kept).partition_point(|k| rank(k.0, k.1, k.2) < rank(wait, start, pid));
-        if at < self.top {
-            let cause = (self.explain.queued_finding(pid, queued)).map(|(finding, run)| {
-                let works_before = (self.runs.get(&pid))
-                    .filter(|r| r.since == run)
-                    .map(|r| r.works);
+        let (explain, runs) = (&self.explain, &self.runs);
+        self.kept.offer_with((wait, start, pid), || {
+            explain.queued_finding(pid, queued).map(|(finding, run)| {
+                let works_before = (runs.get(&pid)).filter(|r| r.since == run).map(|r| r.works);
                 WaitCause {
                     finding,
                     run,
                     works_before,
                 }
-            });
-            self.kept.insert(at, (wait, start, pid, cause));
-            self.kept.truncate(self.top);
-        }
+            })
+        });
         if let Some(r) = self.runs.get_mut(&pid) {
             r.works += 1;
         }
@@ -95,9 +89,7 @@ impl ExplainedWaits {
 
     /// What explains the wait of the work kworker `pid` started at `start`.
     pub fn cause(&self, pid: i32, start: Timestamp) -> Option<&WaitCause> {
-        (self.kept.iter())
-            .find(|k| k.1 == start && k.2 == pid)
-            .and_then(|k| k.3.as_ref())
+        self.kept.get(pid, start)?.as_ref()
     }
 
     /// Events were lost: no kworker's run since its switch-in is known.

@@ -36,35 +36,56 @@ impl Occurrence {
     }
 }
 
-/// The `n` occurrences with the largest key, worst first; equal keys by start time, then pid,
-/// so the list does not depend on the order occurrences complete in.
+/// The `n` executions with the largest key, worst first; equal keys by start time, then pid,
+/// so the list does not depend on the order executions complete in. Each keeps a `T`: the
+/// occurrence itself, or what is known of it ([`Worst::offer_with`] makes it only when it
+/// is kept).
 #[derive(Debug)]
-pub struct Worst {
+pub struct Worst<T = Occurrence> {
     n: usize,
-    items: Vec<(u64, Occurrence)>,
+    /// (rank, kept): the rank is (key, start, pid).
+    items: Vec<((u64, Timestamp, i32), T)>,
 }
 
-impl Worst {
-    pub fn new(n: usize) -> Worst {
+impl<T> Worst<T> {
+    pub fn new(n: usize) -> Worst<T> {
         Worst {
             n,
             items: Vec::with_capacity(n + 1),
         }
     }
 
-    pub fn offer(&mut self, key: u64, occ: Occurrence) {
-        let rank = |(k, o): &(u64, Occurrence)| (Reverse(*k), o.start_ts, o.pid);
-        let at = self
-            .items
-            .partition_point(|item| rank(item) < rank(&(key, occ)));
+    /// Keeps what `make` gives for the execution of `pid` started at `start`, when `key`
+    /// ranks it among the `n` worst.
+    pub fn offer_with(
+        &mut self,
+        (key, start, pid): (u64, Timestamp, i32),
+        make: impl FnOnce() -> T,
+    ) {
+        let rank = |k: u64, s: Timestamp, p: i32| (Reverse(k), s, p);
+        let at =
+            (self.items).partition_point(|((k, s, p), _)| rank(*k, *s, *p) < rank(key, start, pid));
         if at < self.n {
-            self.items.insert(at, (key, occ));
+            self.items.insert(at, ((key, start, pid), make()));
             self.items.truncate(self.n);
         }
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &Occurrence> {
-        self.items.iter().map(|(_, o)| o)
+    /// What is kept for the execution of `pid` started at `start`.
+    pub fn get(&self, pid: i32, start: Timestamp) -> Option<&T> {
+        (self.items.iter())
+            .find(|((_, s, p), _)| *s == start && *p == pid)
+            .map(|(_, t)| t)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &T> {
+        self.items.iter().map(|(_, t)| t)
+    }
+}
+
+impl Worst<Occurrence> {
+    pub fn offer(&mut self, key: u64, occ: Occurrence) {
+        self.offer_with((key, occ.start_ts, occ.pid), || occ);
     }
 }
 
