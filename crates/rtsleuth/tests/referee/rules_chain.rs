@@ -98,12 +98,9 @@ fn interrupt_named(l: &Link, o: &Frame, cpu: u32, cx: &Ctx, out: &mut Out) {
 /// A queue start (docs/claims.md, "Works"): the first link's own wake-up `w` is a work's
 /// queueing's waking, and expected_ts is that queueing.
 fn queue_start(f: &Finding, w: &Wakeup, cx: &Ctx, out: &mut Out) {
-    let why = match (super::works::queueing_of(w, cx), f.expected) {
-        (Err(e), _) => format!("woken_by queue, but {e}"),
-        (Ok(q), Some(e)) if (e - q).abs() <= TOL => return,
-        (Ok(q), _) => format!("expected_ts is not the queueing at {:.9}", s(q)),
-    };
-    out.put("chain_start", None, why);
+    if let Err(why) = super::works::due_at(w, cx, f.expected, TOL) {
+        out.put("chain_start", None, format!("woken_by queue: {why}"));
+    }
 }
 
 /// A soft-timer start: the referee's own soft-timer start of the victim's wake-up has the

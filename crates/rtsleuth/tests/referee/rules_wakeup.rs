@@ -94,9 +94,12 @@ pub fn due_evidence(f: &Finding, cx: &Ctx, out: &mut Out) {
             Err(w) => w,
         },
         ("chain", Some(_)) => return,
-        ("queued", Some(e)) => match queued_due(f, cx, e) {
-            Ok(()) => return,
-            Err(w) => w,
+        ("queued", Some(e)) => match own_wakeup(f, cx) {
+            None => "no referee wake-up at wakeup_ts".to_string(),
+            Some(w) => match super::works::due_at(w, cx, Some(e), TOL) {
+                Ok(()) => return,
+                Err(why) => why,
+            },
         },
         ("preempted", Some(e)) if (e - f.wakeup).abs() > TOL => {
             "expected_ts is not the switch-out that began the wait".to_string()
@@ -108,17 +111,6 @@ pub fn due_evidence(f: &Finding, cx: &Ctx, out: &mut Out) {
         (s, _) => format!("unknown source {s}"),
     };
     out.put("due_evidence", None, why);
-}
-
-/// queued: the task's wake-up at wakeup_ts is a work's queueing's waking at expected_ts
-/// (docs/claims.md, "Works").
-fn queued_due(f: &Finding, cx: &Ctx, expected: i64) -> Result<(), String> {
-    let w = own_wakeup(f, cx).ok_or("no referee wake-up at wakeup_ts")?;
-    let queued = super::works::queueing_of(w, cx)?;
-    if (queued - expected).abs() > TOL {
-        return Err(format!("expected_ts is not the queueing at {queued}"));
-    }
-    Ok(())
 }
 
 /// queued_path: a queued finding's stretches before the wake-up are kernel_path on the

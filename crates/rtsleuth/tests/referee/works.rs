@@ -39,6 +39,19 @@ pub fn queueing_of(w: &Wakeup, cx: &Ctx) -> Result<i64, String> {
     Err("no workqueue_queue_work before the waking".into())
 }
 
+/// `w` is a work's queueing's waking, and `expected` (when given) is that queueing, within
+/// `tol` ns: the due time a `queued` finding, or a chain's `queue` start, claims.
+pub fn due_at(w: &Wakeup, cx: &Ctx, expected: Option<i64>, tol: i64) -> Result<(), String> {
+    let queued = queueing_of(w, cx)?;
+    match expected {
+        Some(e) if (e - queued).abs() <= tol => Ok(()),
+        _ => Err(format!(
+            "expected_ts is not the queueing at {:.9}",
+            queued as f64 / 1e9
+        )),
+    }
+}
+
 /// The work a workqueue event names: `work struct=PTR` (queue) or `work struct PTR`.
 fn work_of(e: &Event) -> Option<&str> {
     let rest = e.fields.split_once("work struct")?.1;
