@@ -8,6 +8,14 @@
 #   instance  rtsleuth record -d 1                        (a private instance)
 #   top-b     rtsleuth record --top-level -b 4096 -d 1    (an explicit size, to be restored)
 #   hwlat     rtsleuth hwlat --mode kernel --duration 2   (the hwlat tracer, top level; rt only)
+#   The live boot (every kernel; on ARM, the dist binary on an ARM kernel's tracefs):
+#   audit        rtsleuth audit, and the files it reads copied to /out/audit-root (a fixture)
+#   measure-b    rtsleuth measure -a 1 -b 3000 while fifo_burst (FIFO 90) spins 5 ms bursts on
+#                CPU 1: the break, its trace (a private instance) and its explanation
+#   soak         rtsleuth measure -a 1 --explain-every 3000 under the same bursts
+#   hwlat-user   rtsleuth hwlat --mode user (no tracer needed)
+#   record       rtsleuth record -e latency -d 2 (a private instance)
+#   explain      rtsleuth explain of measure-b's break trace, read back from the file
 #   tests     the test binaries /lab/tests.list names (`NAME PATH` a line, in order; lab/freshboot
 #             --tests), each run as `PATH --test-threads=1 --nocapture` with CI=true, a look
 #             between two binaries; tests-reversed runs them in the reverse order. lab.repo=DIR mounts the host's repository (9p tag `repo`)
@@ -93,6 +101,43 @@ run_tests() {
     done </tmp/tests.list
 }
 
+# Runs "$@" while fifo_burst spins at FIFO 90 on CPU 1: 5 ms every 500 ms for 5 s, a spike the
+# measuring thread (FIFO 80) cannot miss and whose cause is known.
+with_bursts() {
+    fifo_burst --cpu 1 --prio 90 --burst-us 5000 --period-ms 500 --duration-s 5 2>/tmp/fifo_burst.log &
+    local burst=$!
+    "$@"
+    wait $burst
+    sed 's/^/fifo_burst: /' /tmp/fifo_burst.log >>/out/freshboot.log
+}
+
+# The files `rtsleuth audit` reads, as tests/fixtures/audit/this_vm/README.md lists them, plus the
+# machine and the CPU topology: a snapshot of this guest the audit's tests read back.
+capture_audit_root() {
+    local f dest=/out/audit-root
+    for f in /proc/cmdline /proc/mounts /proc/interrupts /proc/config.gz /proc/self/timerslack_ns \
+        /proc/sys/kernel/osrelease /proc/sys/kernel/version /proc/sys/kernel/arch \
+        /proc/sys/kernel/sched_rt_runtime_us /proc/sys/kernel/sched_rt_period_us \
+        /proc/irq/*/smp_affinity_list /proc/irq/*/effective_affinity_list \
+        /sys/devices/system/cpu/online /sys/devices/system/cpu/isolated \
+        /sys/devices/system/cpu/nohz_full \
+        /sys/devices/system/cpu/smt/active /sys/devices/system/cpu/smt/control \
+        /sys/devices/system/cpu/cpu*/topology/thread_siblings_list \
+        /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor \
+        /sys/devices/system/cpu/cpu*/cpuidle/state*/name \
+        /sys/devices/system/cpu/cpu*/cpuidle/state*/latency \
+        /sys/devices/system/cpu/cpu*/cpuidle/state*/disable \
+        /sys/devices/system/cpu/cpuidle/current_driver \
+        /sys/devices/system/clocksource/clocksource0/current_clocksource \
+        /sys/devices/system/clocksource/clocksource0/available_clocksource \
+        /sys/kernel/realtime /sys/kernel/tracing/available_tracers \
+        /sys/kernel/tracing/available_events; do
+        cat "$f" >/dev/null 2>&1 || continue
+        mkdir -p "$dest$(dirname "$f")"
+        cat "$f" >"$dest$f"
+    done
+}
+
 freshboot_main() {
     local order=$(param order) repo=$(param repo) step
     if [ -n "$repo" ]; then
@@ -113,6 +158,12 @@ freshboot_main() {
         instance) run instance rtsleuth record -d 1 -o /tmp/instance.dat ;;
         top-b) run top-b rtsleuth record --top-level -b 4096 -d 1 -e sched -o /tmp/top-b.dat ;;
         hwlat) run hwlat rtsleuth hwlat --mode kernel --duration 2 --cpus 1 --threshold 1000 ;;
+        audit) run audit rtsleuth audit; capture_audit_root ;;
+        measure-b) with_bursts run measure-b rtsleuth measure -a 1 -D 20 -b 3000 -q --out /tmp/break ;;
+        soak) with_bursts run soak rtsleuth measure -a 1 -D 6 --explain-every 3000 --keep 2 -q --out /tmp/soak ;;
+        hwlat-user) run hwlat-user rtsleuth hwlat --mode user --duration 2 --cpus 1 --threshold 1000 ;;
+        record) run record rtsleuth record -e latency -d 2 -o /tmp/record.dat ;;
+        explain) run explain rtsleuth explain /tmp/break/trace.dat ;;
         tests) run_tests ;;
         tests-reversed) run_tests reversed ;;
         *) echo "lab: unknown freshboot step $step" | tee -a /out/freshboot.log ;;

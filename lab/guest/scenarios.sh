@@ -21,6 +21,13 @@ CPU=1
 INJECT_US=${LAB_INJECT_US:-30000}
 THRESHOLD_US=${LAB_THRESHOLD_US:-15000}
 NOISE=/proc/rtsleuth_noise
+# The timer interrupt's handler, whose call graph phase_graph records: the local APIC timer's on
+# x86; on ARM the generic timer's (arch_timer_handler_virt under qemu's virt machine, _phys where
+# the kernel runs at EL2), which calls hrtimer_interrupt as the APIC's does.
+case $(uname -m) in
+x86_64) TIMER_HANDLER=__sysvec_apic_timer_interrupt ;;
+*) TIMER_HANDLER='arch_timer_handler_*' ;;
+esac
 # The measuring thread, as in every phase that needs one: FIFO 80 on CPU 1, 1 ms period.
 CYCLICTEST="cyclictest -m -q -p 80 -i 1000 -a $CPU -t 1"
 
@@ -48,6 +55,13 @@ enable_events() {
     for sys in sched irq timer irq_vectors workqueue rtsleuth_noise preemptirq; do
         have_events $sys && echo 1 >$T/events/$sys/enable
     done
+    # ARM's IPIs are one interrupt (`IPI`) whose kind only ipi_entry/ipi_exit name, where x86
+    # names each by its vector (irq_vectors).
+    if [ "$(uname -m)" != x86_64 ]; then
+        for e in ipi_entry ipi_exit; do
+            [ -d $T/events/ipi/$e ] && echo 1 >$T/events/ipi/$e/enable
+        done
+    fi
 }
 
 # Starts the injection of scenario $1 in the background; prints nothing. kernel_path and
@@ -130,7 +144,7 @@ phase_latency_tracer() {
     stop_injection
 }
 
-# The call graph of every local timer interrupt on CPU 1 for a second of injection: most calls are
+# The call graph of every timer interrupt on CPU 1 for a second of injection: most calls are
 # the tick's few microseconds, the injected ones carry the noise callback, which is what
 # `rtsleuth graph --func` must single out. Graph tracing is limited to that one function and CPU
 # because under emulation tracing every function would take minutes.
@@ -138,8 +152,11 @@ phase_graph() {
     local s=$1 dir=/out/$1
     [ "$s" = hardirq ] && have_tracer function_graph || return 0
     reset_tracing
+    # The injected callback's busy loop calls ktime_get() thousands of times, four lines each:
+    # on arm64 1 MB per CPU held only the slow call's end, its opening overwritten.
+    echo 4096 >$T/buffer_size_kb
     echo $((1 << CPU)) >$T/tracing_cpumask
-    echo __sysvec_apic_timer_interrupt >$T/set_graph_function
+    echo "$TIMER_HANDLER" >$T/set_graph_function
     echo function_graph >$T/current_tracer
     echo 1 >$T/options/funcgraph-abstime 2>/dev/null
     echo 1 >$T/tracing_on

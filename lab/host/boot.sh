@@ -11,6 +11,11 @@
 # executed in between: the signature of an SMI or a preempted vCPU. Each stop's host-measured
 # length is appended to OUT_DIR/black_hole/host_stop.txt (one line per phase that asked).
 #
+# LAB_ARCH=aarch64 or armv7 boots an ARM guest instead, always under TCG (one thread): the `virt`
+# machine with a Cortex-A57 (arm64) or Cortex-A15 (armv7, `highmem=off` so the 32-bit kernel
+# reaches the PCI bus the 9p share sits on), its PL011 serial console, and no network card (the
+# default one wants an EFI ROM Debian's qemu does not ship for ARM).
+#
 # LAB_MEM sets the guest's memory (default 1G). LAB_REPO_SHARE=DIR also shares DIR read-only
 # under the 9p tag `repo` (lab/freshboot --tests mounts the repository at its own path in the
 # guest).
@@ -23,20 +28,31 @@ mkdir -p "$out"
 console=$out/console.log
 : >"$console"
 
-if grep -qwE 'vmx|svm' /proc/cpuinfo && [[ -r /dev/kvm && -w /dev/kvm ]]; then
-    accel=(-accel kvm -cpu host)
-else
-    accel=(-accel tcg,thread=single -cpu max)
-fi
-echo "${accel[*]}" >"$out/accel.txt"
+console_dev=ttyS0 machine=()
+case ${LAB_ARCH:-x86_64} in
+aarch64)
+    emulator=qemu-system-aarch64 console_dev=ttyAMA0
+    accel=(-accel tcg,thread=single -cpu cortex-a57) machine=(-M virt -nic none) ;;
+armv7)
+    emulator=qemu-system-arm console_dev=ttyAMA0
+    accel=(-accel tcg,thread=single -cpu cortex-a15) machine=(-M virt,highmem=off -nic none) ;;
+*)
+    emulator=qemu-system-x86_64
+    if grep -qwE 'vmx|svm' /proc/cpuinfo && [[ -r /dev/kvm && -w /dev/kvm ]]; then
+        accel=(-accel kvm -cpu host)
+    else
+        accel=(-accel tcg,thread=single -cpu max)
+    fi ;;
+esac
+echo "$emulator ${machine[*]} ${accel[*]}" >"$out/accel.txt"
 shares=(-virtfs "local,path=$out,mount_tag=out,security_model=none,id=out")
 if [[ -n ${LAB_REPO_SHARE:-} ]]; then
     shares+=(-virtfs "local,path=$LAB_REPO_SHARE,mount_tag=repo,security_model=none,readonly=on,id=repo")
 fi
 
-qemu-system-x86_64 "${accel[@]}" -smp 2 -m "${LAB_MEM:-1G}" -nographic -no-reboot \
+"$emulator" "${machine[@]}" "${accel[@]}" -smp 2 -m "${LAB_MEM:-1G}" -nographic -no-reboot \
     -kernel "$kernel" -initrd "$initrd" \
-    -append "console=ttyS0 panic=-1 quiet loglevel=4 $args" \
+    -append "console=$console_dev panic=-1 quiet loglevel=4 $args" \
     "${shares[@]}" \
     -serial "file:$console" -monitor none -display none </dev/null >/dev/null 2>&1 &
 qemu=$!

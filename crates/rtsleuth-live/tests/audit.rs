@@ -207,7 +207,7 @@ fn desktop_untuned() {
     );
     assert_eq!(
         fix(&a, "preemption"),
-        Some("boot a PREEMPT_RT kernel (Debian/Ubuntu: linux-image-rt-amd64 / linux-realtime; or build with CONFIG_PREEMPT_RT=y); until then boot with preempt=full")
+        Some("boot a PREEMPT_RT kernel (Debian: linux-image-rt-amd64 / -arm64 / -armmp; Ubuntu: linux-realtime; or build with CONFIG_PREEMPT_RT=y); until then boot with preempt=full")
     );
     assert_eq!(
         fix(&a, "cpufreq_governor"),

@@ -26,7 +26,9 @@ for table in ["traces", "findings", "stretches", "latency", "histograms"]:
 
 # The lab's text traces carry no uname; its README names each directory's kernel. The two
 # trace.dat files do carry it, and must agree (checked below).
-LAB_KERNELS = {"stock": "6.12.95+deb12-amd64", "rt": "6.12.95+deb12-rt-amd64", "tracer": "6.12.95"}
+LAB_KERNELS = {"stock": "6.12.95+deb12-amd64", "rt": "6.12.95+deb12-rt-amd64", "tracer": "6.12.95",
+               "arm64-stock": "6.12.95+deb12-arm64", "arm64-rt": "6.12.95+deb12-rt-arm64",
+               "armv7-stock": "6.12.95+deb12-armmp", "armv7-rt": "6.12.95+deb12-rt-armmp"}
 con.execute("CREATE TABLE lab_kernels (dir VARCHAR, kernel VARCHAR)")
 con.executemany("INSERT INTO lab_kernels VALUES (?, ?)", list(LAB_KERNELS.items()))
 
@@ -123,7 +125,7 @@ for path, kernel, uname in con.sql("SELECT path, kernel, uname FROM traces WHERE
     if kernel != LAB_KERNELS[d]:
         fail(f"{path}: uname says {kernel}, the lab README {LAB_KERNELS[d]}")
 rows = show("p99 of cyclictest by kernel version (merged histograms)", P99_BY_KERNEL)
-if sorted(r[0] for r in rows) != sorted(LAB_KERNELS.values()):
+if sorted(r[0] for r in rows) != sorted(LAB_KERNELS[d.name] for d in lab.iterdir() if d.is_dir()):
     fail(f"kernels {rows}")
 for kernel, wakeups, p99 in rows:
     d = next(k for k, v in LAB_KERNELS.items() if v == kernel)

@@ -1,5 +1,6 @@
-//! Idle states (C-states) the measured CPUs may enter: a CPU woken from a deep state first
-//! spends the state's exit latency powering back up, before the timer interrupt even runs.
+//! Idle states (C-states on x86, PSCI states on ARM) the measured CPUs may enter: a CPU woken
+//! from a deep state first spends the state's exit latency powering back up, before the timer
+//! interrupt even runs.
 
 use super::system::numbered;
 use super::{per_cpu, About, Check, Context, Verdict};
@@ -93,7 +94,11 @@ pub(super) fn check(ctx: &Context) -> Check {
     };
     let list = CpuList::from(deep);
     let fix = (verdict != Verdict::Ok).then(|| {
-        format!("cpupower -c {list} idle-set -D {} (or boot with intel_idle.max_cstate=1 processor.max_cstate=1, or echo 1 > /sys/devices/system/cpu/cpuN/cpuidle/stateK/disable)", OK_US + 1)
+        let boot = match ctx.is_arm() {
+            true => "cpuidle.off=1",
+            false => "intel_idle.max_cstate=1 processor.max_cstate=1",
+        };
+        format!("cpupower -c {list} idle-set -D {} (or boot with {boot}, or echo 1 > /sys/devices/system/cpu/cpuN/cpuidle/stateK/disable)", OK_US + 1)
     });
     ABOUT.finding(format!("deepest enabled: {}", per_cpu(&per)), verdict, fix)
 }

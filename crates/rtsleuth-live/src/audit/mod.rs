@@ -145,6 +145,8 @@ struct Context<'a> {
     online: Option<CpuList>,
     cmdline: Cmdline,
     config: KConfig,
+    /// The machine (`uname -m`: x86_64, aarch64, armv7l), which names packages and boot options.
+    arch: Option<String>,
 }
 
 impl Context<'_> {
@@ -152,6 +154,13 @@ impl Context<'_> {
     fn housekeeping(&self) -> Option<CpuList> {
         let rest = self.online.as_ref()?.difference(&self.cpus);
         (!rest.is_empty()).then_some(rest)
+    }
+
+    /// An ARM kernel: the idle states are PSCI's, the Debian kernel packages arm64 and armmp.
+    fn is_arm(&self) -> bool {
+        self.arch
+            .as_deref()
+            .is_some_and(|a| a.starts_with("arm") || a == "aarch64")
     }
 }
 
@@ -196,6 +205,7 @@ impl Audit {
             kernel,
             cpus,
             online,
+            arch: sys.read("/proc/sys/kernel/arch"),
         };
         let mut checks = vec![
             preemption::check(&ctx),

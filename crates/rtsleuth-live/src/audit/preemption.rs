@@ -48,7 +48,10 @@ pub(super) fn check(ctx: &Context) -> Check {
         "full" | "lazy" => Verdict::Warn,
         _ => Verdict::Bad,
     };
-    let mut fix = "boot a PREEMPT_RT kernel (Debian/Ubuntu: linux-image-rt-amd64 / linux-realtime; or build with CONFIG_PREEMPT_RT=y)".to_string();
+    let mut fix = format!(
+        "boot a PREEMPT_RT kernel (Debian: {}; Ubuntu: linux-realtime; or build with CONFIG_PREEMPT_RT=y)",
+        debian_rt_package(ctx.arch.as_deref(), ctx.kernel.release.as_deref())
+    );
     if dynamic && verdict == Verdict::Bad {
         fix.push_str("; until then boot with preempt=full");
     }
@@ -107,4 +110,17 @@ fn configured(ctx: &Context) -> Option<(&'static str, &'static str)> {
 
 fn known_model(name: &str) -> Option<&'static str> {
     MODELS.iter().find(|(m, _)| *m == name).map(|(m, _)| *m)
+}
+
+/// Debian's PREEMPT_RT kernel metapackage for the machine `uname -m` names or, without it (a
+/// kernel older than 6.1 has no `kernel/arch`), the one a Debian release's flavour suffix names.
+fn debian_rt_package(arch: Option<&str>, release: Option<&str>) -> &'static str {
+    let flavour = release.and_then(|r| r.rsplit('-').next());
+    match (arch, flavour) {
+        (Some("aarch64"), _) | (None, Some("arm64")) => "linux-image-rt-arm64",
+        (Some(a), _) if a.starts_with("arm") => "linux-image-rt-armmp",
+        (None, Some("armmp")) => "linux-image-rt-armmp",
+        (Some("x86_64"), _) | (None, Some("amd64")) => "linux-image-rt-amd64",
+        _ => "linux-image-rt-amd64 / -arm64 / -armmp",
+    }
 }

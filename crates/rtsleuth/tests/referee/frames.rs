@@ -1,7 +1,7 @@
 //! Interrupt frames per CPU, from the entry/exit pairs the trace prints: `irq_handler_*`
-//! (`irq N`), irq_vectors `*_entry/_exit` (`vector N`), `hrtimer_expire_*` (the callback's
-//! function; hard or soft by the entry's flags, either when the peer prints no flags) and
-//! `softirq_*` (`softirq N`). A hard frame whose exit is not traced closes at the CPU's next
+//! (`irq N`), irq_vectors `*_entry/_exit` (`vector N`), ARM's `ipi_entry/_exit` (`IPI (KIND)`,
+//! the kind as printed in parentheses), `hrtimer_expire_*` (the callback's function; hard or soft
+//! by the entry's flags, either when the peer prints no flags) and `softirq_*` (`softirq N`). A hard frame whose exit is not traced closes at the CPU's next
 //! task-context event, a soft one at its next switch. osnoise's `irq_noise` (`NAME:ID`, hard)
 //! and `softirq_noise` (`softirq VEC`) are frames too, from their printed start for their
 //! duration plus the interrupts nested in them (claims.md, "Noise frames").
@@ -58,6 +58,10 @@ fn entry(e: &Event) -> Option<(String, Ctx, String)> {
         let f = e.field("function")?.split('/').next()?.to_string();
         return Some((format!("hrtimer {}", e.field("hrtimer")?), ctx, f));
     }
+    if n == "ipi_entry" {
+        let kind = ipi_kind(e)?;
+        return Some(("ipi".into(), Ctx::Hard, format!("IPI ({kind})")));
+    }
     if n.ends_with("_entry") {
         let v = e.num("vector")?;
         return Some((format!("vector {v}"), Ctx::Hard, format!("vector {v}")));
@@ -70,9 +74,15 @@ fn exit_key(e: &Event) -> Option<String> {
         "irq_handler_exit" => Some(format!("irq {}", e.num("irq")?)),
         "softirq_exit" => Some(format!("softirq {}", e.num("vec")?)),
         "hrtimer_expire_exit" => Some(format!("hrtimer {}", e.field("hrtimer")?)),
+        "ipi_exit" => Some("ipi".into()),
         n if n.ends_with("_exit") => Some(format!("vector {}", e.num("vector")?)),
         _ => None,
     }
+}
+
+/// The kind an `ipi_entry` prints in parentheses: `(Rescheduling interrupts)`.
+fn ipi_kind(e: &Event) -> Option<&str> {
+    e.fields.trim().strip_prefix('(')?.strip_suffix(')')
 }
 
 /// Every CPU's frames, in entry order.
@@ -263,5 +273,48 @@ pub fn covered(cpu: &CpuFrames, ctx: Ctx, culprit: &str, a: i64, b: i64) -> bool
             Some(x) => cur = x,
             None => return false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// ARM runs each IPI kind inside the one `IPI` handler; the kind's frame is its own.
+    #[test]
+    fn an_arm_ipi_is_a_frame_named_by_its_kind() {
+        let t = super::super::text::parse(
+            "  <idle>-0 [001] d.h.. 2.606152: irq_handler_entry: irq=2 name=IPI
+  <idle>-0 [001] d.h.. 2.606155: ipi_entry: (Function call interrupts)
+  <idle>-0 [001] dNh.. 2.606173: sched_wakeup: comm=init pid=179 prio=120 target_cpu=001
+  <idle>-0 [001] dNh.. 2.606178: ipi_exit: (Function call interrupts)
+  <idle>-0 [001] dNh.. 2.606180: irq_handler_exit: irq=2 ret=handled
+",
+        );
+        let all = build(&t);
+        let cpu = &all[&1];
+        let us = |u: i64| 2_606_000_000 + u * 1000;
+        assert!(covered(
+            cpu,
+            Ctx::Hard,
+            "IPI (Function call interrupts)",
+            us(155),
+            us(178)
+        ));
+        assert!(!covered(
+            cpu,
+            Ctx::Hard,
+            "IPI (Rescheduling interrupts)",
+            us(155),
+            us(178)
+        ));
+        assert!(!covered(
+            cpu,
+            Ctx::Hard,
+            "IPI (Function call interrupts)",
+            us(152),
+            us(178)
+        ));
+        assert!(covered(cpu, Ctx::Hard, "irq 2 (IPI)", us(152), us(180)));
     }
 }

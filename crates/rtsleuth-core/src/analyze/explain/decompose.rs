@@ -322,12 +322,12 @@ impl Judge<'_> {
             Irq::Softirq { .. } => (Cause::Softirq, Some(irq.culprit()), Note::Interrupt),
             Irq::Callback { .. } => (Cause::Hardirq, Some(irq.culprit()), Note::Interrupt),
             _ if own => (Cause::KernelPath, None, Note::WakeInterrupt),
-            Irq::Vector { name, .. }
+            Irq::Vector { name, .. } | Irq::Ipi { kind: name }
                 if phase == Phase::AfterWakeup && is_resched(self.names, name) =>
             {
                 (Cause::KernelPath, None, Note::ReschedIpi)
             }
-            Irq::Vector { .. } | Irq::Handler { .. } => {
+            Irq::Vector { .. } | Irq::Handler { .. } | Irq::Ipi { .. } => {
                 (Cause::Hardirq, Some(irq.culprit()), Note::Interrupt)
             }
         }
@@ -488,8 +488,9 @@ fn is_path_caller(names: &Names, caller: NameId) -> bool {
 }
 
 /// The reschedule IPI is how a wake-up on another CPU makes this one switch: part of the path.
+/// x86 names its vector `reschedule`, ARM's `ipi_entry` the kind `Rescheduling interrupts`.
 fn is_resched(names: &Names, name: NameId) -> bool {
-    names.get(name) == "reschedule"
+    matches!(names.get(name), "reschedule" | "Rescheduling interrupts")
 }
 
 #[cfg(test)]

@@ -18,6 +18,8 @@ pub enum Culprit {
         vector: Option<u32>,
         name: NameId,
     },
+    /// ARM's IPI of a kind (`ipi_entry`'s `Function call interrupts`).
+    Ipi(NameId),
     /// An hrtimer callback function as the kernel prints it (`timer_callback [irq_noise]`).
     Callback(NameId),
     Softirq {

@@ -334,6 +334,7 @@ impl Explain {
                 name,
             } => format!("vector {v} ({})", n(name)),
             Culprit::Vector { vector: None, name } => format!("vector ({})", n(name)),
+            Culprit::Ipi(kind) => format!("IPI ({})", n(kind)),
             Culprit::Callback(function) => n(function).to_string(),
             Culprit::Softirq { vec, action } => format!("softirq {vec} ({})", n(action)),
             Culprit::Noise { name, id } => format!("{}:{id}", n(name)),
@@ -390,7 +391,7 @@ impl Explain {
                 self.names.get(caller)
             ),
             Note::IdleLate => format!(
-                "CPU{cpu} was idle and the timer interrupt came late: no events (deep C-state exit, or the hypervisor did not run the vCPU)"
+                "CPU{cpu} was idle and the timer interrupt came late: no events (a deep idle state's exit: a C-state on x86, a PSCI state on ARM; or the hypervisor did not run the vCPU)"
             ),
             Note::SilenceWhileOthersRan { from, to } => format!(
                 "no events at all on CPU{cpu} from {} to {} ({} us) while a task held it and other CPUs were traced: not the whole machine stopping; without preemptirq events, kernel code with interrupts off and a vCPU the hypervisor did not run look the same",

@@ -40,6 +40,11 @@ pub enum Irq {
         vector: Option<u32>,
         name: NameId,
     },
+    /// ARM's IPI of one kind (`ipi_entry`'s `Rescheduling interrupts`), inside the `IPI`
+    /// handler that does not say which kind it runs.
+    Ipi {
+        kind: NameId,
+    },
     /// An hrtimer callback run from the timer interrupt, or from the HRTIMER softirq that
     /// `softirq` names (PREEMPT_RT runs the callbacks of non-hard timers there).
     Callback {
@@ -59,6 +64,7 @@ impl Irq {
         match self {
             Irq::Handler { irq, name } => Culprit::Irq { irq, name },
             Irq::Vector { vector, name } => Culprit::Vector { vector, name },
+            Irq::Ipi { kind } => Culprit::Ipi(kind),
             Irq::Callback {
                 softirq: Some((vec, action)),
                 ..
@@ -300,6 +306,10 @@ impl CpuTimeline {
                 };
                 self.enter(ts, irq, ev.flags);
             }
+            EventKind::IpiEntry { reason } => {
+                let kind = names.intern(reason);
+                self.enter(ts, Irq::Ipi { kind }, ev.flags);
+            }
             // Timer callbacks run in interrupt context: without flags (perf script, trace-cmd
             // report) and without a traced interrupt entry around it, the entry itself says so.
             EventKind::HrtimerExpireEntry {
@@ -330,6 +340,11 @@ impl CpuTimeline {
                 ts,
                 ev.flags,
                 |f| matches!(f, Irq::Vector { name, .. } if names.get(name) == v.name),
+            ),
+            EventKind::IpiExit { reason } => self.exit(
+                ts,
+                ev.flags,
+                |f| matches!(f, Irq::Ipi { kind } if names.get(kind) == reason),
             ),
             EventKind::HrtimerExpireExit { hrtimer } => self.exit(
                 ts,

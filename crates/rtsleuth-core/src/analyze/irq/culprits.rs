@@ -27,7 +27,7 @@ const SOFTIRQ: Known = Known {
 
 const IDLE: Known = Known {
     what: "the idle loop entering or leaving a low-power state",
-    advice: "limit deep C-states (`/dev/cpu_dma_latency`, `idle=poll`, `intel_idle.max_cstate=`) on latency-critical CPUs",
+    advice: "limit deep idle states on latency-critical CPUs: `/dev/cpu_dma_latency` held at 0, or per state `/sys/devices/system/cpu/cpuN/cpuidle/stateM/disable`; at boot `idle=poll` or `intel_idle.max_cstate=` (x86), `cpuidle.off=1` (ARM PSCI states)",
 };
 
 /// `(name, exact)`: the function or, when not exact, a prefix of its name.
