@@ -14,8 +14,9 @@
 #                CPU 1: the break, its trace (a private instance) and its explanation
 #   soak         rtsleuth measure -a 1 --explain-every 3000 under the same bursts
 #   hwlat-user   rtsleuth hwlat --mode user (no tracer needed)
-#   record       rtsleuth record -e latency -d 2 (a private instance)
-#   explain      rtsleuth explain of measure-b's break trace, read back from the file
+#   record       rtsleuth record -o /tmp/record.dat -- fifo_burst ... (README's "On a board": a
+#                private instance for as long as the command runs)
+#   explain      rtsleuth explain of that file on the guest
 #   tests     the test binaries /lab/tests.list names (`NAME PATH` a line, in order; lab/freshboot
 #             --tests), each run as `PATH --test-threads=1 --nocapture` with CI=true, a look
 #             between two binaries; tests-reversed runs them in the reverse order. lab.repo=DIR mounts the host's repository (9p tag `repo`)
@@ -162,8 +163,9 @@ freshboot_main() {
         measure-b) with_bursts run measure-b rtsleuth measure -a 1 -D 20 -b 3000 -q --out /tmp/break ;;
         soak) with_bursts run soak rtsleuth measure -a 1 -D 6 --explain-every 3000 --keep 2 -q --out /tmp/soak ;;
         hwlat-user) run hwlat-user rtsleuth hwlat --mode user --duration 2 --cpus 1 --threshold 1000 ;;
-        record) run record rtsleuth record -e latency -d 2 -o /tmp/record.dat ;;
-        explain) run explain rtsleuth explain /tmp/break/trace.dat ;;
+        record) run record rtsleuth record -o /tmp/record.dat -- \
+            fifo_burst --cpu 1 --prio 90 --burst-us 5000 --period-ms 500 --duration-s 2 ;;
+        explain) run explain rtsleuth explain --all /tmp/record.dat ;;
         tests) run_tests ;;
         tests-reversed) run_tests reversed ;;
         *) echo "lab: unknown freshboot step $step" | tee -a /out/freshboot.log ;;

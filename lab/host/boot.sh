@@ -11,10 +11,12 @@
 # executed in between: the signature of an SMI or a preempted vCPU. Each stop's host-measured
 # length is appended to OUT_DIR/black_hole/host_stop.txt (one line per phase that asked).
 #
-# LAB_ARCH=aarch64 or armv7 boots an ARM guest instead, always under TCG (one thread): the `virt`
-# machine with a Cortex-A57 (arm64) or Cortex-A15 (armv7, `highmem=off` so the 32-bit kernel
-# reaches the PCI bus the 9p share sits on), its PL011 serial console, and no network card (the
-# default one wants an EFI ROM Debian's qemu does not ship for ARM).
+# LAB_ARCH=aarch64 or armv7 boots an ARM guest instead, always under TCG: the `virt` machine with
+# a Cortex-A57 (arm64) or Cortex-A15 (armv7, `highmem=off` so the 32-bit kernel reaches the PCI
+# bus the 9p share sits on), its PL011 serial console, and no network card (the default one wants
+# an EFI ROM Debian's qemu does not ship for ARM). arm64 runs on one TCG thread as x86 does; the
+# armmp kernels never finish booting that way (both stop after the last initcall, before freeing
+# init memory, for minutes), so armv7 runs one thread per vCPU.
 #
 # LAB_MEM sets the guest's memory (default 1G). LAB_REPO_SHARE=DIR also shares DIR read-only
 # under the 9p tag `repo` (lab/freshboot --tests mounts the repository at its own path in the
@@ -35,7 +37,7 @@ aarch64)
     accel=(-accel tcg,thread=single -cpu cortex-a57) machine=(-M virt -nic none) ;;
 armv7)
     emulator=qemu-system-arm console_dev=ttyAMA0
-    accel=(-accel tcg,thread=single -cpu cortex-a15) machine=(-M virt,highmem=off -nic none) ;;
+    accel=(-accel tcg,thread=multi -cpu cortex-a15) machine=(-M virt,highmem=off -nic none) ;;
 *)
     emulator=qemu-system-x86_64
     if grep -qwE 'vmx|svm' /proc/cpuinfo && [[ -r /dev/kvm && -w /dev/kvm ]]; then

@@ -41,8 +41,19 @@ impl Fixture {
         self.want["spike"].as_bool().unwrap()
     }
 
+    /// The class the trace can prove: a stop whose silence does not end in an interrupt
+    /// arriving (`provable: false`, the stop caught a handler or the wake-up path) is only
+    /// `unknown` time there.
     fn class(&self) -> &str {
-        self.want["class"].as_str().unwrap_or("")
+        match self.want["provable"].as_bool() {
+            Some(false) => "unknown",
+            _ => self.want["class"].as_str().unwrap_or(""),
+        }
+    }
+
+    /// The host stopped the machine: no culprit, its length measured from outside.
+    fn stopped(&self) -> bool {
+        self.want["class"] == "black_hole"
     }
 
     fn num(&self, key: &str) -> f64 {
@@ -220,7 +231,7 @@ fn names_culprit(fx: &Fixture, c: &Value) -> bool {
     let culprit = c["culprit"].as_str();
     match fx.class() {
         // A stopped machine has no culprit to name.
-        "black_hole" => true,
+        "black_hole" | "unknown" => true,
         // The timer callback.
         "hardirq" => culprit.is_some_and(|c| is_function(c, fx.function())),
         // The injector is a tasklet.
@@ -233,7 +244,7 @@ fn names_culprit(fx: &Fixture, c: &Value) -> bool {
 /// victim's due time to its end; a stopped machine is compared with the host's stop.
 fn truth_us(fx: &Fixture, due: f64) -> (f64, f64) {
     let size = fx.num("size_us");
-    if fx.class() == "black_hole" {
+    if fx.stopped() {
         // The host times its SIGSTOP-SIGCONT from outside: signal delivery and qemu stopping
         // its threads are in it, and the guest sees only what passed after the victim was
         // due. 25 % leaves room for that (measured: 2.6 %) and still tells a stop from TCG's
@@ -273,7 +284,7 @@ fn section(fx: &Fixture) -> (f64, f64) {
 /// toward the section's length, while rtsleuth rightly names it black_hole: it belongs on the
 /// culprit's side when the two are compared.
 fn stolen_inside_section(fx: &Fixture, finding: &Value) -> f64 {
-    if fx.class() == "black_hole" {
+    if fx.stopped() {
         return 0.0;
     }
     let (start, end) = section(fx);
@@ -314,11 +325,13 @@ fn explain_one(fx: &Fixture, trace: &Path) -> Option<Verdict> {
         assert!(late.is_empty(), "{at}: no spike expected\n{late:#?}");
         return None;
     }
-    // cyclictest writes its mark after the late wake-up: the last finding before it.
+    // cyclictest writes its mark after the late wake-up: the last finding before it. The mark's
+    // time is the text's, in whole us; trace.dat's ns stamps can put a switch in the same us
+    // after it (armv7-stock/higher_priority: 45.644353216).
     let break_ts = fx.num("break_ts");
     let f = late
         .iter()
-        .filter(|f| us(&f["run_ts"]) <= break_ts)
+        .filter(|f| us(&f["run_ts"]) < break_ts + 1e-6)
         .max_by(|a, b| us(&a["run_ts"]).total_cmp(&us(&b["run_ts"])))
         .unwrap_or_else(|| panic!("{at}: no finding before {break_ts}\n{doc:#}"));
     assert_eq!(f["root_cause"], fx.class(), "{at}\n{f:#}");
@@ -359,7 +372,9 @@ fn explain_one(fx: &Fixture, trace: &Path) -> Option<Verdict> {
     // own), the task never switches; rtsleuth sees it again at its first task-context event,
     // there the mark itself. cyclictest read its clock inside the last piece, the one ending
     // at that event, so its figure falls short of rtsleuth's by at most that piece.
-    let window = if to_mark == 0.0 {
+    // The finding ending at the mark itself: 0 in the text, under 1 us in trace.dat, whose
+    // stamps are ns where break_ts has whole us.
+    let window = if to_mark.abs() < 1.0 {
         -last_piece_us(f) - 5.0..=5.0
     } else {
         -5.0..=to_mark
@@ -481,13 +496,21 @@ fn irq_one(fx: &Fixture, trace: &Path) {
         "irqs_off" => {
             // The worst late timer on the CPU was held off by the section: it fired as the
             // section ended, and was due at most one cyclictest period (1 ms) after it began.
+            // When cyclictest had been woken before the section began (expected class
+            // preempt_off), its timer was not pending: the next one due was the tick's, one
+            // period at the kernels' HZ=250 (4 ms).
             let w = worst();
             assert_eq!(w["kind"], "irqs_off", "{at}\n{w:#}");
             assert_eq!(w["task"]["pid"], fx.culprit_pid(), "{at}\n{w:#}");
             let after_end = (us(&w["irq_ts"]) - fx.num("end")) * 1e6;
             assert!((0.0..=1000.0).contains(&after_end), "{at}\n{w:#}");
             let section = (fx.num("end") - fx.num("start")) * 1e6;
-            assert!(us(&w["late_us"]) >= section - 1000.0, "{at}\n{w:#}");
+            let due_within = if fx.class() == "irqs_off" {
+                1000.0
+            } else {
+                4000.0
+            };
+            assert!(us(&w["late_us"]) >= section - due_within, "{at}\n{w:#}");
             if let Some(s) = longest_on(&j, "irqs_off", cpu) {
                 assert_preemptirq_section(&at, s, fx, longest_section(fx, "irqs_off"));
             }
@@ -497,7 +520,8 @@ fn irq_one(fx: &Fixture, trace: &Path) {
                 assert_preemptirq_section(&at, s, fx, longest_section(fx, "preempt_off"));
             }
         }
-        "black_hole" => {
+        // A stop that caught the timer's handler mid-way (`provable: false`) delays no timer.
+        "black_hole" if fx.class() == "black_hole" => {
             // The host stopped the whole machine: the worst late timer on the CPU, blamed on
             // nobody, as late as the stop (25 %: see truth_us).
             let w = worst();

@@ -1,7 +1,8 @@
 //! Interrupt frames per CPU, from the entry/exit pairs the trace prints: `irq_handler_*`
-//! (`irq N`), irq_vectors `*_entry/_exit` (`vector N`), ARM's `ipi_entry/_exit` (`IPI (KIND)`,
-//! the kind as printed in parentheses), `hrtimer_expire_*` (the callback's function; hard or soft
-//! by the entry's flags, either when the peer prints no flags) and `softirq_*` (`softirq N`). A hard frame whose exit is not traced closes at the CPU's next
+//! (`irq N`; on ARM, a handler inside which `ipi_entry` prints the IPI's kind is exactly
+//! `irq N (NAME: KIND)`), irq_vectors `*_entry/_exit` (`vector N`), `hrtimer_expire_*` (the
+//! callback's function; hard or soft by the entry's flags, either when the peer prints no flags)
+//! and `softirq_*` (`softirq N`). A hard frame whose exit is not traced closes at the CPU's next
 //! task-context event, a soft one at its next switch. osnoise's `irq_noise` (`NAME:ID`, hard)
 //! and `softirq_noise` (`softirq VEC`) are frames too, from their printed start for their
 //! duration plus the interrupts nested in them (claims.md, "Noise frames").
@@ -58,10 +59,6 @@ fn entry(e: &Event) -> Option<(String, Ctx, String)> {
         let f = e.field("function")?.split('/').next()?.to_string();
         return Some((format!("hrtimer {}", e.field("hrtimer")?), ctx, f));
     }
-    if n == "ipi_entry" {
-        let kind = ipi_kind(e)?;
-        return Some(("ipi".into(), Ctx::Hard, format!("IPI ({kind})")));
-    }
     if n.ends_with("_entry") {
         let v = e.num("vector")?;
         return Some((format!("vector {v}"), Ctx::Hard, format!("vector {v}")));
@@ -74,7 +71,6 @@ fn exit_key(e: &Event) -> Option<String> {
         "irq_handler_exit" => Some(format!("irq {}", e.num("irq")?)),
         "softirq_exit" => Some(format!("softirq {}", e.num("vec")?)),
         "hrtimer_expire_exit" => Some(format!("hrtimer {}", e.field("hrtimer")?)),
-        "ipi_exit" => Some("ipi".into()),
         n if n.ends_with("_exit") => Some(format!("vector {}", e.num("vector")?)),
         _ => None,
     }
@@ -83,6 +79,24 @@ fn exit_key(e: &Event) -> Option<String> {
 /// The kind an `ipi_entry` prints in parentheses: `(Rescheduling interrupts)`.
 fn ipi_kind(e: &Event) -> Option<&str> {
     e.fields.trim().strip_prefix('(')?.strip_suffix(')')
+}
+
+/// A frame still open: its pairing key, its index, and the handler's `name=` for `irq N`.
+struct Open {
+    key: String,
+    frame: usize,
+    handler: Option<String>,
+}
+
+/// ARM's `ipi_entry` inside an open `irq N` frame names that handler's IPI kind: the frame
+/// becomes exactly `irq N (NAME: KIND)`, NAME from its `irq_handler_entry`.
+fn name_ipi(frames: &mut [Frame], open: &[Open], e: &Event) {
+    let (Some(o), Some(kind)) = (open.last(), ipi_kind(e)) else {
+        return;
+    };
+    if let Some(name) = &o.handler {
+        frames[o.frame].label = format!("{} ({name}: {kind})", o.key);
+    }
 }
 
 /// Every CPU's frames, in entry order.
@@ -158,16 +172,25 @@ fn frames(t: &Trace) -> BTreeMap<u32, Vec<Frame>> {
     let mut out: BTreeMap<u32, Vec<Frame>> = BTreeMap::new();
     for (&cpu, ix) in &t.by_cpu {
         let frames = out.entry(cpu).or_default();
-        let mut open: Vec<(String, usize)> = Vec::new();
+        let mut open: Vec<Open> = Vec::new();
         for &i in ix {
             let e = &t.events[i];
             if let Some(key) = exit_key(e) {
-                if let Some(k) = open.iter().rposition(|(o, _)| *o == key) {
-                    frames[open[k].1].exit = e.ts;
+                if let Some(k) = open.iter().rposition(|o| o.key == key) {
+                    frames[open[k].frame].exit = e.ts;
                     open.remove(k);
                 }
+            } else if e.name == "ipi_entry" {
+                name_ipi(frames, &open, e);
             } else if let Some((key, ctx, label)) = entry(e) {
-                open.push((key, frames.len()));
+                let handler = (e.name == "irq_handler_entry")
+                    .then(|| e.field("name").map(str::to_string))
+                    .flatten();
+                open.push(Open {
+                    key,
+                    frame: frames.len(),
+                    handler,
+                });
                 frames.push(Frame {
                     ctx,
                     label,
@@ -179,17 +202,17 @@ fn frames(t: &Trace) -> BTreeMap<u32, Vec<Frame>> {
                 // A hard frame cannot hold a task-context event; a soft one (a softirq or
                 // soft hrtimer run by a thread on PREEMPT_RT) ends at the latest at a switch.
                 let switch = e.name == "sched_switch";
-                open.retain(|(_, f)| {
-                    let ends = switch || frames[*f].ctx == Ctx::Hard;
+                open.retain(|o| {
+                    let ends = switch || frames[o.frame].ctx == Ctx::Hard;
                     if ends {
-                        frames[*f].exit = e.ts;
+                        frames[o.frame].exit = e.ts;
                     }
                     !ends
                 });
             }
         }
-        for (_, f) in open {
-            frames[f].exit = frames[f].entry;
+        for o in open {
+            frames[o.frame].exit = frames[o.frame].entry;
         }
     }
     out
@@ -280,9 +303,9 @@ pub fn covered(cpu: &CpuFrames, ctx: Ctx, culprit: &str, a: i64, b: i64) -> bool
 mod tests {
     use super::*;
 
-    /// ARM runs each IPI kind inside the one `IPI` handler; the kind's frame is its own.
+    /// ARM runs each IPI kind inside the one `IPI` handler; its `ipi_entry` names the frame.
     #[test]
-    fn an_arm_ipi_is_a_frame_named_by_its_kind() {
+    fn an_arm_ipi_handler_is_named_by_its_kind() {
         let t = super::super::text::parse(
             "  <idle>-0 [001] d.h.. 2.606152: irq_handler_entry: irq=2 name=IPI
   <idle>-0 [001] d.h.. 2.606155: ipi_entry: (Function call interrupts)
@@ -294,27 +317,15 @@ mod tests {
         let all = build(&t);
         let cpu = &all[&1];
         let us = |u: i64| 2_606_000_000 + u * 1000;
-        assert!(covered(
-            cpu,
-            Ctx::Hard,
-            "IPI (Function call interrupts)",
-            us(155),
-            us(178)
-        ));
+        let named = "irq 2 (IPI: Function call interrupts)";
+        assert!(covered(cpu, Ctx::Hard, named, us(152), us(180)));
         assert!(!covered(
             cpu,
             Ctx::Hard,
-            "IPI (Rescheduling interrupts)",
-            us(155),
-            us(178)
-        ));
-        assert!(!covered(
-            cpu,
-            Ctx::Hard,
-            "IPI (Function call interrupts)",
+            "irq 2 (IPI: Rescheduling interrupts)",
             us(152),
-            us(178)
+            us(180)
         ));
-        assert!(covered(cpu, Ctx::Hard, "irq 2 (IPI)", us(152), us(180)));
+        assert!(!covered(cpu, Ctx::Hard, "irq 2 (IPI)", us(152), us(180)));
     }
 }

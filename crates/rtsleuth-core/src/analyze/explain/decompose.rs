@@ -322,7 +322,7 @@ impl Judge<'_> {
             Irq::Softirq { .. } => (Cause::Softirq, Some(irq.culprit()), Note::Interrupt),
             Irq::Callback { .. } => (Cause::Hardirq, Some(irq.culprit()), Note::Interrupt),
             _ if own => (Cause::KernelPath, None, Note::WakeInterrupt),
-            Irq::Vector { name, .. } | Irq::Ipi { kind: name }
+            Irq::Vector { name, .. } | Irq::Ipi { kind: name, .. }
                 if phase == Phase::AfterWakeup && is_resched(self.names, name) =>
             {
                 (Cause::KernelPath, None, Note::ReschedIpi)

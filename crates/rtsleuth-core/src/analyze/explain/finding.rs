@@ -18,8 +18,13 @@ pub enum Culprit {
         vector: Option<u32>,
         name: NameId,
     },
-    /// ARM's IPI of a kind (`ipi_entry`'s `Function call interrupts`).
-    Ipi(NameId),
+    /// An ARM IPI handler `irq N (NAME)` and the kind its `ipi_entry` named
+    /// (`Function call interrupts`).
+    Ipi {
+        irq: u32,
+        name: NameId,
+        kind: NameId,
+    },
     /// An hrtimer callback function as the kernel prints it (`timer_callback [irq_noise]`).
     Callback(NameId),
     Softirq {

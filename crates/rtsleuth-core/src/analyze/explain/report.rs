@@ -334,7 +334,7 @@ impl Explain {
                 name,
             } => format!("vector {v} ({})", n(name)),
             Culprit::Vector { vector: None, name } => format!("vector ({})", n(name)),
-            Culprit::Ipi(kind) => format!("IPI ({})", n(kind)),
+            Culprit::Ipi { irq, name, kind } => format!("irq {irq} ({}: {})", n(name), n(kind)),
             Culprit::Callback(function) => n(function).to_string(),
             Culprit::Softirq { vec, action } => format!("softirq {vec} ({})", n(action)),
             Culprit::Noise { name, id } => format!("{}:{id}", n(name)),

@@ -40,9 +40,11 @@ pub enum Irq {
         vector: Option<u32>,
         name: NameId,
     },
-    /// ARM's IPI of one kind (`ipi_entry`'s `Rescheduling interrupts`), inside the `IPI`
-    /// handler that does not say which kind it runs.
+    /// An ARM IPI: the handler `irq N (NAME)` (NAME is `IPI`) once its `ipi_entry` said which
+    /// kind it runs (`Rescheduling interrupts`), which the handler's own entry does not.
     Ipi {
+        irq: u32,
+        name: NameId,
         kind: NameId,
     },
     /// An hrtimer callback run from the timer interrupt, or from the HRTIMER softirq that
@@ -64,7 +66,7 @@ impl Irq {
         match self {
             Irq::Handler { irq, name } => Culprit::Irq { irq, name },
             Irq::Vector { vector, name } => Culprit::Vector { vector, name },
-            Irq::Ipi { kind } => Culprit::Ipi(kind),
+            Irq::Ipi { irq, name, kind } => Culprit::Ipi { irq, name, kind },
             Irq::Callback {
                 softirq: Some((vec, action)),
                 ..
@@ -308,7 +310,7 @@ impl CpuTimeline {
             }
             EventKind::IpiEntry { reason } => {
                 let kind = names.intern(reason);
-                self.enter(ts, Irq::Ipi { kind }, ev.flags);
+                self.name_ipi(kind);
             }
             // Timer callbacks run in interrupt context: without flags (perf script, trace-cmd
             // report) and without a traced interrupt entry around it, the entry itself says so.
@@ -334,17 +336,12 @@ impl CpuTimeline {
             EventKind::IrqHandlerExit { irq, .. } => self.exit(
                 ts,
                 ev.flags,
-                |f| matches!(f, Irq::Handler { irq: i, .. } if i == irq),
+                |f| matches!(f, Irq::Handler { irq: i, .. } | Irq::Ipi { irq: i, .. } if i == irq),
             ),
             EventKind::IrqVectorExit(v) => self.exit(
                 ts,
                 ev.flags,
                 |f| matches!(f, Irq::Vector { name, .. } if names.get(name) == v.name),
-            ),
-            EventKind::IpiExit { reason } => self.exit(
-                ts,
-                ev.flags,
-                |f| matches!(f, Irq::Ipi { kind } if names.get(kind) == reason),
             ),
             EventKind::HrtimerExpireExit { hrtimer } => self.exit(
                 ts,
@@ -467,6 +464,35 @@ impl CpuTimeline {
         self.stack.push(Frame { irq, start: ts });
         self.refresh(ts);
         self.note(ts, flags, false);
+    }
+
+    /// An `ipi_entry` names the kind of the IPI its handler runs: the innermost frame, when it
+    /// is a handler, becomes that IPI from its entry on (the stretches it already made too).
+    /// Without a traced handler entry around it the kind names nothing.
+    fn name_ipi(&mut self, kind: NameId) {
+        let Some(frame) = self.stack.last_mut() else {
+            return;
+        };
+        let Irq::Handler { irq, name } = frame.irq else {
+            return;
+        };
+        let was = Activity::Irq {
+            irq: frame.irq,
+            seq: self.seq,
+        };
+        frame.irq = Irq::Ipi { irq, name, kind };
+        let now = Activity::Irq {
+            irq: frame.irq,
+            seq: self.seq,
+        };
+        let since = frame.start;
+        let made = self.history.iter_mut().rev();
+        for s in std::iter::once(&mut self.current).chain(made) {
+            if s.activity != was || s.start < since {
+                break;
+            }
+            s.activity = now;
+        }
     }
 
     /// Leaves the innermost frame `is` matches, and the frames above it whose exits are
@@ -753,6 +779,57 @@ mod tests {
         let spin = tl.between(653_572_100_000, 653_572_101_000).next().unwrap();
         assert_eq!(spin.last_event, 653_572_071_000);
         assert!(!spin.last_irqs_off && tl.flags_known);
+    }
+
+    /// An ARM IPI is one handler (`IPI`) for every kind; its ipi_entry names the kind, and the
+    /// whole handler is that IPI from its entry, the stretch already made before it included.
+    #[test]
+    fn an_ipi_entry_names_its_handler() {
+        let mut names = Names::default();
+        let mut tl = CpuTimeline::new(1);
+        feed(
+            &mut tl,
+            &mut names,
+            "          <idle>-0       [001] dnh..     2.602372: irq_handler_entry: irq=1 name=IPI
+          <idle>-0       [001] dnh..     2.602391: ipi_entry: (Rescheduling interrupts)
+          <idle>-0       [001] dNh..     2.602397: ipi_exit: (Rescheduling interrupts)
+          <idle>-0       [001] dNh..     2.602399: irq_handler_exit: irq=1 ret=handled
+          <idle>-0       [001] d..2.     2.602420: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=init next_pid=179 next_prio=120",
+        );
+        let ipi = Irq::Ipi {
+            irq: 1,
+            name: names.intern("IPI"),
+            kind: names.intern("Rescheduling interrupts"),
+        };
+        let s: Vec<(u64, u64, Activity)> = tl
+            .between(2_602_372_000, 2_602_399_000)
+            .map(|s| (s.start, s.end, s.activity))
+            .collect();
+        let seq = 1;
+        assert_eq!(
+            s,
+            [
+                // 19 us without events inside the handler: a stretch of its own, renamed too.
+                (
+                    2_602_372_000,
+                    2_602_391_000,
+                    Activity::Irq { irq: ipi, seq }
+                ),
+                (
+                    2_602_391_000,
+                    2_602_399_000,
+                    Activity::Irq { irq: ipi, seq }
+                ),
+            ]
+        );
+        assert_eq!(
+            ipi.culprit(),
+            Culprit::Ipi {
+                irq: 1,
+                name: names.intern("IPI"),
+                kind: names.intern("Rescheduling interrupts")
+            }
+        );
     }
 
     /// A wake chain an interrupt starts begins at the hard interrupt, not at a softirq that
