@@ -486,12 +486,12 @@ fn irq_one(fx: &Fixture, trace: &Path) {
                 is_function(r["function"].as_str().unwrap(), fx.function())
             });
             let longest = longest_section(fx, "hardirq");
-            assert_near(&at, us(&row["max_us"]), longest, 1000.0);
+            assert_near(&at, us(&row["max_us"]), longest, section_tolerance(longest));
         }
         "softirq" => {
             let row = per_cpu(&j, "softirqs", cpu, |r| r["vec"] == 6);
             let longest = longest_section(fx, "softirq");
-            assert_near(&at, us(&row["max_us"]), longest, 1000.0);
+            assert_near(&at, us(&row["max_us"]), longest, section_tolerance(longest));
         }
         "irqs_off" => {
             // The worst late timer on the CPU was held off by the section: it fired as the
