@@ -1,6 +1,7 @@
 //! The audit against fixture trees (tests/fixtures/audit): every check's verdict and value on
-//! a captured VM, a hand-made tuned PREEMPT_RT box and a hand-made untuned desktop (whose
-//! READMEs say why each verdict is what it is), and against missing and garbage files.
+//! a captured VM, two captured ARM guests (Debian's rt-arm64 and armmp kernels under qemu), a
+//! hand-made tuned PREEMPT_RT box and a hand-made untuned desktop (whose READMEs say why each
+//! verdict is what it is), and against missing and garbage files.
 
 use rtsleuth_live::audit::{Audit, SystemView, Verdict, CHECK_IDS};
 use rtsleuth_live::cpus::CpuList;
@@ -75,6 +76,55 @@ fn this_vm() {
         a.summary().map(|(_, n)| n),
         [5, 6, 2, 2],
         "ok, warn, bad, info"
+    );
+}
+
+/// The PREEMPT_RT arm64 guest: no SMT control on ARM, the topology says each CPU is a core;
+/// the generic timer's counter is the clocksource.
+#[test]
+fn arm64_rt_guest() {
+    let a = audit(&fixture("arm64_rt_qemu"), None);
+    assert_eq!(a.kernel.release.as_deref(), Some("6.12.95+deb12-rt-arm64"));
+    expect(
+        &a,
+        &[
+            ("preemption", Ok, "PREEMPT_RT (/sys/kernel/realtime = 1)"),
+            ("cpufreq_governor", Info, "no cpufreq (fixed clock, or set by firmware or the hypervisor)"),
+            ("idle_states", Info, "no idle states listed (cpuidle driver: none)"),
+            ("smt", Ok, "none: each measured CPU is a core of its own (topology/thread_siblings_list)"),
+            ("isolcpus", Warn, "none (/sys/devices/system/cpu/isolated; measured CPUs 0-1 not covered)"),
+            ("nohz_full", Warn, "none (/sys/devices/system/cpu/nohz_full; measured CPUs 0-1 not covered)"),
+            ("rcu_nocbs", Warn, "none (no rcu_nocbs= or nohz_full= at boot; measured CPUs 0-1 not covered)"),
+            ("rt_throttling", Warn, "950000 of 1000000 us (95%): RT tasks stop for 50000 us when they exhaust it"),
+            ("irq_affinity", Bad, "4 of 17 IRQs routed to them now (13 uart-pl011, 16 rtc-pl031, 18 virtio0-config, 19 virtio0-requests); 17 may be routed there"),
+            ("timer_slack", Ok, "50000 ns (this process)"),
+            ("tracefs", Ok, "mounted at /sys/kernel/tracing"),
+            ("tracers", Warn, "wakeup_rt, function_graph, hwlat, timerlat, osnoise; missing irqsoff, preemptoff"),
+            ("trace_events", Ok, "all 10 present"),
+            ("preemptirq_events", Warn, "absent"),
+            ("clocksource", Ok, "arch_sys_counter (available: arch_sys_counter)"),
+        ],
+    );
+}
+
+/// The stock armv7 guest: its fixes name the armmp packages and ARM's boot option.
+#[test]
+fn armv7_stock_guest() {
+    let a = audit(&fixture("armv7_stock_qemu"), None);
+    let preemption = a.check("preemption").unwrap();
+    assert_eq!(
+        (preemption.verdict, preemption.value.as_str()),
+        (Bad, "none or voluntary (uname -v)")
+    );
+    assert_eq!(
+        fix(&a, "preemption"),
+        Some("boot a PREEMPT_RT kernel (Debian: linux-image-rt-armmp; Ubuntu: linux-realtime; or build with CONFIG_PREEMPT_RT=y)")
+    );
+    assert_eq!(a.check("smt").unwrap().verdict, Ok);
+    // No cpuidle in the armmp kernel: no driver file, no states.
+    assert_eq!(
+        a.check("idle_states").unwrap().value,
+        "no idle states listed (cpuidle driver: unknown)"
     );
 }
 

@@ -49,6 +49,8 @@ pub struct Outcome {
     pub brk: Option<Spike>,
     pub ended: Ending,
     pub elapsed: Duration,
+    /// `/dev/cpu_dma_latency` was held at 0 for the run (a kernel without cpuidle has none).
+    pub idle_held: bool,
 }
 
 /// Receives each thread's running numbers (the live view).
@@ -70,7 +72,7 @@ pub fn run(opts: &MeasureOptions, hooks: Hooks<'_>) -> Result<Outcome, LiveError
     let plans = opts.plan()?;
     CpuList::from(plans.iter().map(|p| p.cpu).collect::<Vec<_>>()).require_online()?;
     let _memory = MemoryLock::lock()?;
-    let _qos = DmaLatency::hold(0)?;
+    let qos = DmaLatency::hold(0)?;
     let stop = AtomicBool::new(false);
     let broke = AtomicBool::new(false);
     let shared = Shared {
@@ -147,6 +149,7 @@ pub fn run(opts: &MeasureOptions, hooks: Hooks<'_>) -> Result<Outcome, LiveError
         brk,
         ended,
         elapsed: started.elapsed(),
+        idle_held: qos.is_some(),
     })
 }
 

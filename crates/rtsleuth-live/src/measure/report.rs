@@ -33,7 +33,7 @@ pub fn document(opts: &MeasureOptions, outcome: &Outcome) -> Document {
     if opts.hist_us.is_some() {
         blocks.push(Block::Table(histogram_table(&outcome.threads)));
     }
-    let warnings = outcome
+    let mut warnings: Vec<String> = outcome
         .threads
         .iter()
         .filter(|t| t.summary.overruns > 0)
@@ -45,6 +45,13 @@ pub fn document(opts: &MeasureOptions, outcome: &Outcome) -> Document {
             )
         })
         .collect();
+    if !outcome.idle_held {
+        warnings.push(
+            "this kernel has no /dev/cpu_dma_latency (built without cpuidle): no idle state was \
+             held off, and the kernel lists none to hold"
+                .into(),
+        );
+    }
     Document {
         json,
         blocks,

@@ -5,17 +5,30 @@ use crate::LiveError;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-/// The groups `explain` draws on: who ran (sched), who interrupted (irq, irq_vectors, timer),
-/// deferred work (workqueue) and, on kernels built with them, irqs/preempt-off sections.
+/// The groups `explain` draws on: who ran (sched), who interrupted (irq, timer, and the kind of
+/// interrupt: x86's irq_vectors, ARM's IPI kinds), deferred work (workqueue) and, on kernels
+/// built with them, irqs/preempt-off sections. A group is a system or one `system:event`.
 pub(super) const LATENCY: &[&str] = &[
     "sched",
     "irq",
     "timer",
     "irq_vectors",
+    "ipi:ipi_entry",
+    "ipi:ipi_exit",
     "workqueue",
     "preemptirq",
 ];
-const IRQ: &[&str] = &["irq", "irq_vectors", "timer", "preemptirq"];
+const IRQ: &[&str] = &[
+    "irq",
+    "irq_vectors",
+    "ipi:ipi_entry",
+    "ipi:ipi_exit",
+    "timer",
+    "preemptirq",
+];
+/// What names an interrupt's kind, by architecture: x86's vectors, ARM's `ipi_entry` inside
+/// the one `IPI` handler. A kernel has one or the other; only having neither is worth a note.
+const INTERRUPT_KINDS: &[&str] = &["irq_vectors", "ipi:ipi_entry", "ipi:ipi_exit"];
 const SCHED: &[&str] = &["sched"];
 /// Groups every preset needs: without them there is nothing to measure.
 const REQUIRED: &[&str] = &["sched"];
@@ -81,19 +94,32 @@ impl AvailableEvents {
                 }
             };
             for group in groups {
-                if self.has_system(group) {
-                    lines.push(format!("{group}:*"));
+                if let Some(line) = self.group_line(group) {
+                    lines.push(line);
                 } else if REQUIRED.contains(group) {
                     return Err(LiveError::Unsupported(format!(
                         "this kernel has no {group} events"
                     )));
-                } else {
+                } else if !INTERRUPT_KINDS.contains(group) {
                     notes.push(format!("preset {spec}: this kernel has no {group} events"));
                 }
+            }
+            if !INTERRUPT_KINDS.iter().any(|g| self.group_line(g).is_some()) {
+                notes.push(format!(
+                    "preset {spec}: this kernel has neither irq_vectors (x86) nor ipi_entry/ipi_exit (ARM) events: interrupts are named by handler only"
+                ));
             }
         }
         lines.dedup();
         Ok((lines, notes))
+    }
+
+    /// The `set_event` line of a preset's group, when this kernel has it.
+    fn group_line(&self, group: &str) -> Option<String> {
+        match group.split_once(':') {
+            Some((system, event)) => self.has_event(system, event).then(|| group.to_owned()),
+            None => self.has_system(group).then(|| format!("{group}:*")),
+        }
     }
 
     fn explicit(&self, spec: &str) -> Result<String, LiveError> {
@@ -138,6 +164,33 @@ mod tests {
         assert_eq!(
             notes,
             ["preset latency: this kernel has no preemptirq events"]
+        );
+    }
+
+    /// An ARM kernel names IPI kinds with ipi_entry/ipi_exit and has no irq_vectors: nothing
+    /// is missing there; a kernel with neither gets one note.
+    #[test]
+    fn the_interrupt_kinds_are_the_architectures_own() {
+        let arm = AvailableEvents::parse(
+            "sched:sched_switch\nirq:irq_handler_entry\nipi:ipi_raise\nipi:ipi_entry\nipi:ipi_exit\n",
+        );
+        let (lines, notes) = arm.resolve(&["irq".into()]).unwrap();
+        assert_eq!(lines, ["irq:*", "ipi:ipi_entry", "ipi:ipi_exit"]);
+        assert_eq!(
+            notes,
+            [
+                "preset irq: this kernel has no timer events",
+                "preset irq: this kernel has no preemptirq events"
+            ]
+        );
+        let (_, notes) = AvailableEvents::parse("sched:sched_switch\n")
+            .resolve(&["irq".into()])
+            .unwrap();
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("neither irq_vectors (x86) nor ipi_entry/ipi_exit (ARM)")),
+            "{notes:?}"
         );
     }
 

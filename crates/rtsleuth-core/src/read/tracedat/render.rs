@@ -130,7 +130,15 @@ fn value(out: &mut String, f: &Field, data: &[u8], cx: &Context<'_>) {
                 out.push('?');
                 return;
             };
-            match f.spec.filter(|s| s.conv != b's') {
+            match f.spec {
+                // A `const char *` printed with %s points at a string the kernel registered in
+                // the printk formats (`__tracepoint_string`: ARM's IPI kinds in ipi_entry).
+                Some(s) if s.conv == b's' => match cx.printk.get(v) {
+                    Some(text) => out.push_str(text),
+                    None => {
+                        let _ = write!(out, "0x{v:x}");
+                    }
+                },
                 Some(s) => s.write(out, Arg::Int(v), f.size, cx.symbols),
                 None if f.kind == FieldKind::Pointer => {
                     let _ = write!(out, "0x{v:x}");
