@@ -44,6 +44,15 @@ pub struct History {
 }
 
 impl History {
+    /// Whether naming `cpu` overwritten now moves the common window past every event already
+    /// seen: a CPU with no event yet, named after the trace began (the kernel's text prints
+    /// `##### CPU n buffer started ####` at that CPU's first event, and a tracer's own header,
+    /// timerlat's, may say nothing of overwriting before it).
+    pub fn begins_late(&self, cpu: Option<u32>) -> bool {
+        cpu.is_some_and(|c| !self.named.contains(&c) && !self.cpus.contains_key(&c))
+            && self.trace_start.is_some()
+    }
+
     /// Earlier events of `cpu` (every CPU for `None`) were overwritten: its history begins at
     /// its first event.
     pub fn begins(&mut self, cpu: Option<u32>) {
@@ -172,6 +181,29 @@ mod tests {
         assert!(h.in_window(187_360_000_000));
         assert_eq!(h.window_start(), Some(187_360_000_000));
         assert_eq!(h.history_start(0), Some(178_938_529_000));
+    }
+
+    /// The lab's arm64-rt/kernel_path timerlat buffer: timerlat's header says nothing of
+    /// overwriting, and `CPU 1 buffer started` comes at CPU1's first event (444.738407 s), after
+    /// CPU0's events from 433.995289 s: only then is everything before known to be outside.
+    #[test]
+    fn a_cpu_named_after_the_trace_began_moves_the_window_past_it() {
+        let mut h = History::default();
+        assert!(
+            !h.begins_late(Some(1)),
+            "before any event the window is still open"
+        );
+        h.event(433_995_289_000, 0);
+        assert!(h.begins_late(Some(1)));
+        assert!(
+            !h.begins_late(Some(0)),
+            "CPU0 has events: its history began at the first"
+        );
+        h.begins(Some(1));
+        assert!(!h.begins_late(Some(1)), "named once");
+        assert!(!h.in_window(440_000_000_000));
+        h.event(444_738_407_000, 1);
+        assert_eq!(h.window_start(), Some(444_738_407_000));
     }
 
     /// Without overwriting every CPU is recorded from the start, however late its first event.

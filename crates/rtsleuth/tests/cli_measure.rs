@@ -87,6 +87,7 @@ fn synthetic() -> (MeasureOptions, Outcome) {
         brk: Some(brk),
         ended: Ending::Break,
         elapsed: Duration::from_millis(1502),
+        idle_held: true,
     };
     (opts, outcome)
 }
@@ -116,6 +117,20 @@ fn report_text_golden() {
     assert!(text.contains("\n  >=4        0       98\n"), "{text}");
     assert!(text.contains("warning: thread 1 (CPU1) woke after 2 later deadline(s)"));
     golden("measure.txt", &text);
+}
+
+/// A kernel without cpuidle (Debian's armmp) has no /dev/cpu_dma_latency: the run says so.
+#[test]
+fn a_run_without_the_idle_hold_says_so() {
+    let (opts, mut outcome) = synthetic();
+    let hold = "no /dev/cpu_dma_latency (built without cpuidle)";
+    assert!(!export(&TextExporter, &opts, &outcome).contains(hold));
+    outcome.idle_held = false;
+    let text = export(&TextExporter, &opts, &outcome);
+    assert!(
+        text.contains(&format!("warning: this kernel has {hold}")),
+        "{text}"
+    );
 }
 
 #[test]

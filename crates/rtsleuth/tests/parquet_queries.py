@@ -104,12 +104,13 @@ for d, want in runs:
     if not want["spike"]:
         continue
     trace = str(d / "trace.txt.zst")
-    kind = want["class"]
+    # A stop whose silence the trace cannot prove (expected.json `provable: false`) is unknown.
+    kind = "unknown" if want.get("provable") is False else want["class"]
     if kind == "hardirq":
         match = lambda c: c == want["function"] or c.startswith(want["function"] + " [")
     elif kind == "softirq":
         match = lambda c: c == "softirq 6 (TASKLET)"
-    elif kind == "black_hole":
+    elif kind in ("black_hole", "unknown"):
         match = lambda c: c == "-"
     else:
         comm = want["culprit"].rsplit("-", 1)[0]
@@ -143,13 +144,18 @@ for kernel, wakeups, p99 in rows:
 # 3. Black holes over 100 us: every injected stop is there.
 rows = show("traces where black_hole exceeded 100 us", BLACK_HOLES)
 found = {r[0] for r in rows}
-for d, want in runs:
-    if want.get("class") == "black_hole" and not any(p.endswith(str(d / "trace.txt.zst")) for p in found):
+# A stop the trace cannot prove (`provable: false`: its silence ends inside a handler or a
+# thread, not at an interrupt's arrival) is unknown time there, not a black hole.
+stops = [d for d, w in runs if w.get("class") == "black_hole"]
+provable = [d for d, w in runs if w.get("class") == "black_hole" and w.get("provable") is not False]
+for d in provable:
+    if not any(p.endswith(str(d / "trace.txt.zst")) for p in found):
         fail(f"{d}: its black hole is missing")
-# TCG emulation loses 1-5 ms at random (lab/noise/README.md); only the injected stops are long.
-long = sorted(r[0] for r in rows if r[1] > 10_000)
-want_long = sorted(str(d / "trace.txt.zst") for d, w in runs if w.get("class") == "black_hole")
-if [p.split("lab/")[1] for p in long] != [p.split("lab/")[1] for p in want_long]:
-    fail(f"black holes over 10 ms: {long}, injected: {want_long}")
+# TCG emulation loses 1-5 ms at random (lab/noise/README.md); only the injected stops are long,
+# in the run's trace or in a peer's trace of the same run (rtla_sched/ stopped once more).
+run_of = lambda p: "/".join(p.split("lab/")[1].split("/")[:2])
+long = sorted({run_of(r[0]) for r in rows if r[1] > 10_000})
+if not set(long) <= {run_of(str(d) + "/") for d in stops} or not {run_of(str(d) + "/") for d in provable} <= set(long):
+    fail(f"black holes over 10 ms in runs {long}; injected: {[str(d) for d in stops]}, provable {[str(d) for d in provable]}")
 print("ok black holes:", ", ".join(sorted(str(d.relative_to(lab)) for d, w in runs if w.get("class") == "black_hole")))
 print("all queries answered as the lab's truth says")

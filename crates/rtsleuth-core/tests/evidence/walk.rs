@@ -779,12 +779,17 @@ impl<'f> Referee<'f> {
     }
 
     /// Applies one event to the walk's state (the pairing and the CPU's state).
-    /// `sched_pi_setprio`: the task's prio from now on, whatever CPU it runs on.
+    /// `sched_pi_setprio`: the task's prio from now on, whatever CPU it runs on. Stretches of
+    /// other CPUs that began before it are activated first, so that they see the prio it
+    /// replaces (lab armv7-rt/black_hole: init boosted on CPU0 as its stretch on CPU1 ended).
     fn pi_setprio(&mut self, ev: &Event<'_>) {
         let f = ev.fields();
         let (Some(pid), Some(prio)) = (f.get_i64("pid"), f.get_i64("newprio")) else {
             return;
         };
+        for c in 0..self.cpus.len() as u32 {
+            self.activate(c, Some(ev.ts));
+        }
         let (pid, prio, ts) = (pid as i32, prio as i32, ev.ts);
         self.task(pid).prio = Some(prio);
         for job in &mut self.jobs {

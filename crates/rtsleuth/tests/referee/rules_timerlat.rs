@@ -187,7 +187,8 @@ pub fn activations_found(pid: i64, findings: &[Finding], least: i64, cx: &Ctx, o
         let Some((seq, "thread", lat)) = sample(e) else {
             continue;
         };
-        let Some(irq) = irq_sample(cx, e.cpu, seq, e.ts) else {
+        // Its timer fired while the thread itself ran: no wait to explain.
+        let Some(irq) = irq_sample(cx, e.cpu, seq, e.ts).filter(|i| i.pid != pid) else {
             continue;
         };
         let due = e.ts - lat;

@@ -319,7 +319,9 @@ impl Judge<'_> {
                 Some(irq.culprit()),
                 Note::SoftirqCallback(function),
             ),
-            Irq::Softirq { .. } => (Cause::Softirq, Some(irq.culprit()), Note::Interrupt),
+            Irq::Softirq { .. } | Irq::Callback { soft: true, .. } => {
+                (Cause::Softirq, Some(irq.culprit()), Note::Interrupt)
+            }
             Irq::Callback { .. } => (Cause::Hardirq, Some(irq.culprit()), Note::Interrupt),
             _ if own => (Cause::KernelPath, None, Note::WakeInterrupt),
             Irq::Vector { name, .. } | Irq::Ipi { kind: name, .. }

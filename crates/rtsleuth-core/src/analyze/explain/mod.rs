@@ -101,6 +101,15 @@ impl Default for ExplainOptions {
     }
 }
 
+/// When a task was last seen on a CPU.
+#[derive(Debug, Clone, Copy)]
+struct Running {
+    /// Its latest event in any context.
+    any: Timestamp,
+    /// Its latest event in task context.
+    task: Option<Timestamp>,
+}
+
 /// The `hrtimer_wakeup` timer a task armed last.
 #[derive(Debug, Clone, Copy)]
 struct Armed {
@@ -158,6 +167,9 @@ pub struct Explain {
     /// The hrtimers whose callbacks run now: their expire entry's time and `now=`.
     expiring: HashMap<u64, (Timestamp, u64)>,
     victims: HashMap<i32, Victim>,
+    /// Each task's latest event in any context and in task context: a task that ran after its
+    /// due time was not waiting then, its first wake-up in the trace included.
+    running: HashMap<i32, Running>,
     /// The targets' preemption waits (`--preemptions`), each task's kept as a victim of its
     /// own: the first `sched_waking` redefines wake-ups, not these.
     preempted: HashMap<i32, Victim>,
@@ -185,6 +197,7 @@ impl Explain {
             armed_other: HashMap::default(),
             expiring: HashMap::default(),
             victims: HashMap::default(),
+            running: HashMap::default(),
             preempted: HashMap::default(),
             wakeups: Wakeups::default(),
             steps: Vec::new(),
@@ -245,7 +258,7 @@ impl Explain {
             ..WakeUp::new(pid, prio, (ev.cpu, ev.ts), target.unwrap_or(ev.cpu))
         };
         let (last_ran, on_cpu) =
-            (self.victims.get(&pid)).map_or((None, None), |v| (v.last_ran, v.last_on_cpu));
+            (self.running.get(&pid)).map_or((None, None), |r| (r.task, Some(r.any)));
         let own = Pending {
             wake,
             due: timer.map(OwnTimer::due).or(queued),
@@ -690,8 +703,10 @@ impl Explain {
         };
         let f = &done.finding;
         // The sample's own wake-up came from its timer, so after the due time (the text
-        // prints both to the µs); an earlier one is a previous activation's.
-        if f.run > s.ts || f.wakeup + 1_000 < s.due() {
+        // prints both to the µs); an earlier one is a previous activation's. Woken in place,
+        // the thread was on its CPU when due: no wait for the sample to time.
+        let in_place = f.run_at == RunAt::Wake(WakeEnd::Resumed);
+        if f.run > s.ts || f.wakeup + 1_000 < s.due() || in_place {
             return;
         }
         // Never before the trace is whole there (V1).
@@ -753,16 +768,17 @@ impl Explain {
         }
     }
 
-    /// A target's event in task context: it runs, so it cannot be late before this.
-    /// In interrupt context it was the interrupted task: on its CPU, which a wake chain needs
-    /// to know.
+    /// A task's event in task context: it runs, so it cannot be late before this. In
+    /// interrupt context it was the interrupted task: on its CPU, which a wake chain needs to
+    /// know. Kept for every task, since its first wake-up may come after it ran.
     fn note_running(&mut self, ev: &Event<'_>) {
-        let Some(v) = self.victims.get_mut(&ev.pid) else {
-            return;
-        };
-        v.last_on_cpu = Some(ev.ts);
+        let r = self.running.entry(ev.pid).or_insert(Running {
+            any: ev.ts,
+            task: None,
+        });
+        r.any = ev.ts;
         if !(ev.flags.hardirq || ev.flags.softirq || ev.flags.nmi) {
-            v.last_ran = Some(ev.ts);
+            r.task = Some(ev.ts);
         }
     }
 }
@@ -913,7 +929,15 @@ impl EventSink for Explain {
     }
 
     fn history_begins(&mut self, cpu: Option<u32>) {
+        let late = self.wakeups.history.begins_late(cpu);
         self.wakeups.history.begins(cpu);
+        if late {
+            // Everything measured so far began before that CPU's history: outside the common
+            // window, as every wake-up still in flight.
+            self.victims.clear();
+            self.preempted.clear();
+            self.chains.clear();
+        }
     }
 }
 

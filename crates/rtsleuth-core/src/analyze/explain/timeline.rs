@@ -47,12 +47,14 @@ pub enum Irq {
         name: NameId,
         kind: NameId,
     },
-    /// An hrtimer callback run from the timer interrupt, or from the HRTIMER softirq that
-    /// `softirq` names (PREEMPT_RT runs the callbacks of non-hard timers there).
+    /// An hrtimer callback run from the timer interrupt, or `soft`ly from the HRTIMER softirq
+    /// (PREEMPT_RT runs the callbacks of non-hard timers there, in `ktimers/N`): the one
+    /// `softirq` names when its entry was traced, else known soft by the entry's flags only.
     Callback {
         hrtimer: u64,
         function: NameId,
         softirq: Option<(u32, NameId)>,
+        soft: bool,
     },
     Softirq {
         vec: u32,
@@ -78,14 +80,7 @@ impl Irq {
 
     /// Runs in hard-interrupt context: not a softirq, nor a callback the softirq runs.
     fn is_hard(&self) -> bool {
-        !matches!(
-            self,
-            Irq::Softirq { .. }
-                | Irq::Callback {
-                    softirq: Some(_),
-                    ..
-                }
-        )
+        !matches!(self, Irq::Softirq { .. } | Irq::Callback { soft: true, .. })
     }
 }
 
@@ -322,10 +317,12 @@ impl CpuTimeline {
                     Irq::Softirq { vec, action } => Some((vec, action)),
                     _ => None,
                 });
+                let soft = softirq.is_some() || ev.flags.known && !ev.flags.hardirq;
                 let irq = Irq::Callback {
                     hrtimer,
                     function,
                     softirq,
+                    soft,
                 };
                 self.enter(ts, irq, ev.flags);
             }
@@ -599,7 +596,7 @@ impl CpuTimeline {
                 _ => None,
             }),
             callback_soft: self.stack.iter().rev().find_map(|f| match f.irq {
-                Irq::Callback { softirq, .. } => Some(softirq.is_some()),
+                Irq::Callback { soft, .. } => Some(soft),
                 _ => None,
             }) == Some(true),
         }
@@ -753,7 +750,8 @@ mod tests {
                         irq: Irq::Callback {
                             hrtimer: 0x6252f71a,
                             function: timer,
-                            softirq: None
+                            softirq: None,
+                            soft: false
                         },
                         seq: 1
                     }
@@ -779,6 +777,32 @@ mod tests {
         let spin = tl.between(653_572_100_000, 653_572_101_000).next().unwrap();
         assert_eq!(spin.last_event, 653_572_071_000);
         assert!(!spin.last_irqs_off && tl.flags_known);
+    }
+
+    /// PREEMPT_RT runs soft hrtimers in `ktimers/N`: its flags say softirq even where the
+    /// softirq's own entry is not in the trace, and the callback is then no hard interrupt.
+    #[test]
+    fn a_callback_flagged_softirq_is_soft() {
+        let mut names = Names::default();
+        let mut tl = CpuTimeline::new(1);
+        feed(
+            &mut tl,
+            &mut names,
+            "       ktimers/1-31      [001] ..s.3   231.703470: hrtimer_expire_entry: hrtimer=82dcf75d function=hrtimer_wakeup now=231441974352",
+        );
+        let s = tl.between(231_703_470_000, 231_703_471_000).next().unwrap();
+        let Activity::Irq { irq, .. } = s.activity else {
+            panic!("{:?}", s.activity);
+        };
+        assert!(matches!(
+            irq,
+            Irq::Callback {
+                soft: true,
+                softirq: None,
+                ..
+            }
+        ));
+        assert!(!irq.is_hard());
     }
 
     /// An ARM IPI is one handler (`IPI`) for every kind; its ipi_entry names the kind, and the

@@ -64,6 +64,8 @@ struct IrqSample {
     seq: u64,
     ts: Timestamp,
     latency_ns: u64,
+    /// The task its interrupt interrupted (the pid column).
+    pid: i32,
 }
 
 #[derive(Debug, Default)]
@@ -178,6 +180,7 @@ impl Timerlat {
                     seq,
                     ts,
                     latency_ns,
+                    pid: ev.pid,
                 });
                 None
             }
@@ -211,11 +214,17 @@ impl Timerlat {
 
     /// The stretches of activation `s`, from its due time (or from `from`, where the trace
     /// begins to be whole, when that is later) to its sample. `None` when its irq-context
-    /// sample is not in the trace, or lies before `from` (`None`: not known yet).
+    /// sample is not in the trace, or lies before `from` (`None`: not known yet), or when its
+    /// timer interrupted the thread itself: it was on its CPU, not waiting (rtla's user-space
+    /// threads when an activation outlasts the period).
     pub fn explain(&mut self, s: &ThreadSample, from: Option<Timestamp>) -> Option<Finding> {
         let threads_traced = self.threads_traced;
         let c = self.cpu(s.cpu);
         let irq = c.irq.take().filter(|i| i.seq == s.seq && i.ts <= s.ts)?;
+        if irq.pid == s.pid {
+            c.close(s.ts);
+            return None;
+        }
         let from = from.filter(|&f| f <= irq.ts)?;
         let f = c.activation(s, from, irq.ts, threads_traced);
         c.close(s.ts);
@@ -535,6 +544,8 @@ mod tests {
             seq: 29800,
             ts: base + 2_587_000,
             latency_ns: 1_616,
+            // The interrupt came while insmod held the CPU.
+            pid: 1026,
         });
         let s = ThreadSample {
             pid: 1001,

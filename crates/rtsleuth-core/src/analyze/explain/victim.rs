@@ -79,10 +79,6 @@ pub fn aggregate_into(agg: &mut Aggregate, f: &Finding) {
 #[derive(Debug, Default)]
 pub struct Victim {
     pub rhythm: Rhythm,
-    /// Its latest event in task context.
-    pub last_ran: Option<Timestamp>,
-    /// Its latest event in any context (in an interrupt's, it was the interrupted task).
-    pub last_on_cpu: Option<Timestamp>,
     pub pending: Option<Pending>,
     pub last: Option<Explained>,
     /// Wake-ups explained.
