@@ -4,9 +4,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rtsleuth_core::analyze::latency::{Latency, LatencyOptions};
-use rtsleuth_core::analyze::stats::Stats;
-use rtsleuth_core::read::ftrace_text::{self, NonEvent};
+use rtsleuth_analyze::latency::{Latency, LatencyOptions};
+use rtsleuth_analyze::stats::Stats;
+use rtsleuth_trace::read::ftrace_text::{self, NonEvent};
 
 const NAME: &str = "fuzz-input.txt";
 

@@ -5,10 +5,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rtsleuth_core::analyze::explain::{Explain, ExplainOptions};
-use rtsleuth_core::analyze::stats::Stats;
-use rtsleuth_core::input::Input;
-use rtsleuth_core::read;
+use rtsleuth_analyze::explain::{Explain, ExplainOptions};
+use rtsleuth_analyze::stats::Stats;
+use rtsleuth_trace::input::Input;
+use rtsleuth_trace::read;
 
 const NAME: &str = "fuzz-input.dat";
 

@@ -132,7 +132,7 @@ END {
         printf "%s,\n%s\n    }", inst("victim_woken", wk), inst("victim_runs", run)
     }
     printf "\n  ],\n"
-    # The worst spike in the fields every lab fixture has (crates/rtsleuth-core/tests/lab.rs):
+    # The worst spike in the fields every lab fixture has (crates/rtsleuth-analyze/tests/lab.rs):
     # the application is the victim, its mark is the break, its own figure stands where
     # cyclictest's does, and the class is fifo_burst's over the helper (higher_priority), with
     # fifo_burst's burst as the section: from its mark to the switch that ended it.

@@ -37,7 +37,7 @@ pub enum LiveError {
     Invalid(String),
     /// Reading back a trace failed.
     #[error(transparent)]
-    Trace(#[from] rtsleuth_core::error::Error),
+    Trace(#[from] rtsleuth_trace::error::Error),
 }
 
 impl LiveError {

@@ -7,13 +7,13 @@
 
 mod tracedat_peer;
 
-use rtsleuth_core::analyze::stats::Stats;
-use rtsleuth_core::input::Input;
-use rtsleuth_core::read;
+use rtsleuth_analyze::stats::Stats;
 use rtsleuth_live::cpus::CpuList;
 use rtsleuth_live::record::{write_tracedat, RawCapture, TraceMeta, WaitEnd};
 use rtsleuth_live::testing::live_tracefs;
 use rtsleuth_live::tracefs::{Buffer, Session, Tracefs};
+use rtsleuth_trace::input::Input;
+use rtsleuth_trace::read;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;

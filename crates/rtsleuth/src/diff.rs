@@ -1,9 +1,9 @@
 //! `rtsleuth diff BASE NEW`: arguments, exit status and wiring; the comparison is in
-//! `rtsleuth_core::diff`.
+//! `rtsleuth_analyze::diff`.
 
 use anyhow::Result;
 use clap::Args;
-use rtsleuth_core::diff::{self, Gate, Select};
+use rtsleuth_analyze::diff::{self, Gate, Select};
 use std::process::ExitCode;
 
 /// The exit status when a `--fail-on` gate failed. Not 2: clap already exits 2 on a usage

@@ -3,12 +3,12 @@
 
 use crate::set;
 use anyhow::Result;
-use rtsleuth_core::analyze::explain::{CauseTotal, Explain, ExplainOptions};
-use rtsleuth_core::analyze::latency::{Latency, LatencyOptions, TaskLatency};
-use rtsleuth_core::fleet::parquet::{rows, TraceRows};
-use rtsleuth_core::fleet::{SetCauses, SetSection, Traced};
-use rtsleuth_core::read;
-use rtsleuth_core::report::{Block, Document};
+use rtsleuth_analyze::document::{Block, Document};
+use rtsleuth_analyze::explain::{CauseTotal, Explain, ExplainOptions};
+use rtsleuth_analyze::fleet::{SetCauses, SetSection, Traced};
+use rtsleuth_analyze::latency::{Latency, LatencyOptions, TaskLatency};
+use rtsleuth_render::parquet::{rows, TraceRows};
+use rtsleuth_trace::read;
 use std::path::Path;
 
 struct Explained {

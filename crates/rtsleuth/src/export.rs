@@ -3,8 +3,8 @@
 use crate::Selection;
 use anyhow::{Context, Result};
 use clap::Args;
-use rtsleuth_core::analyze::explain::Explain;
-use rtsleuth_core::export::perfetto::PerfettoExport;
+use rtsleuth_analyze::explain::Explain;
+use rtsleuth_render::export::perfetto::PerfettoExport;
 use std::fs::File;
 use std::io::BufWriter;
 

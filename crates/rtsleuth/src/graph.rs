@@ -1,8 +1,8 @@
-//! `rtsleuth graph`: arguments and wiring; the analysis is `rtsleuth_core::analyze::graph`.
+//! `rtsleuth graph`: arguments and wiring; the analysis is `rtsleuth_analyze::graph`.
 
 use anyhow::Result;
 use clap::Args;
-use rtsleuth_core::analyze::graph::{self, GraphOptions};
+use rtsleuth_analyze::graph::{self, GraphOptions};
 
 #[derive(Args)]
 pub struct GraphArgs {

@@ -3,11 +3,11 @@
 use crate::{emit_drawable, set, Common};
 use anyhow::Result;
 use clap::Args;
-use rtsleuth_core::analyze::irq::{Irq, IrqOptions, IrqWork};
-use rtsleuth_core::fleet::{SetIrq, Traced};
-use rtsleuth_core::input::Input;
-use rtsleuth_core::read::latency_tracer;
-use rtsleuth_core::report::Document;
+use rtsleuth_analyze::document::Document;
+use rtsleuth_analyze::fleet::{SetIrq, Traced};
+use rtsleuth_analyze::irq::{Irq, IrqOptions, IrqWork};
+use rtsleuth_trace::input::Input;
+use rtsleuth_trace::read::latency_tracer;
 
 #[derive(Args)]
 pub struct IrqArgs {

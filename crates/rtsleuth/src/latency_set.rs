@@ -3,11 +3,11 @@
 
 use crate::set;
 use anyhow::Result;
-use rtsleuth_core::analyze::latency::{Latency, LatencyOptions, TaskLatency};
-use rtsleuth_core::fleet::parquet::rows;
-use rtsleuth_core::fleet::{SetLatency, SetSection, Traced};
-use rtsleuth_core::read;
-use rtsleuth_core::report::{Block, Document};
+use rtsleuth_analyze::document::{Block, Document};
+use rtsleuth_analyze::fleet::{SetLatency, SetSection, Traced};
+use rtsleuth_analyze::latency::{Latency, LatencyOptions, TaskLatency};
+use rtsleuth_render::parquet::rows;
+use rtsleuth_trace::read;
 use std::path::Path;
 
 struct Measured {

@@ -1,4 +1,6 @@
-//! The `rtsleuth` command: argument parsing and wiring only; all work is in `rtsleuth-core`.
+//! The `rtsleuth` command: argument parsing and wiring only; all work is in the library crates
+//! (rtsleuth-trace reads, rtsleuth-analyze reasons, rtsleuth-render writes, rtsleuth-live
+//! touches the running system).
 
 mod alloc;
 mod audit;
@@ -19,13 +21,14 @@ mod wq;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
-use rtsleuth_core::analyze::explain::{Explain, ExplainOptions};
-use rtsleuth_core::analyze::latency::{IrqSelector, Latency, LatencyOptions, SortKey};
-use rtsleuth_core::analyze::stats::Stats;
-use rtsleuth_core::fleet::{SetStats, Traced};
-use rtsleuth_core::input::Input;
-use rtsleuth_core::read::{self, EventSink, TraceInfo};
-use rtsleuth_core::report::{Block, CsvExporter, Document, Exporter, JsonExporter, TextExporter};
+use rtsleuth_analyze::document::{Block, Document};
+use rtsleuth_analyze::explain::{Explain, ExplainOptions};
+use rtsleuth_analyze::fleet::{SetStats, Traced};
+use rtsleuth_analyze::latency::{IrqSelector, Latency, LatencyOptions, SortKey};
+use rtsleuth_analyze::stats::Stats;
+use rtsleuth_render::{CsvExporter, Exporter, JsonExporter, TextExporter};
+use rtsleuth_trace::input::Input;
+use rtsleuth_trace::read::{self, EventSink, TraceInfo};
 use std::io::{self, Write};
 use std::process::ExitCode;
 

@@ -4,7 +4,7 @@
 use crate::emit;
 use anyhow::{bail, Context, Result};
 use clap::{ArgAction, Args};
-use rtsleuth_core::report::Document;
+use rtsleuth_analyze::document::Document;
 use rtsleuth_live::cpus::CpuList;
 use rtsleuth_live::duration::parse_duration;
 use rtsleuth_live::measure::break_trace::BreakTrace;

@@ -1,11 +1,11 @@
 //! The progress line of long reads: bytes parsed, their rate and events per second, drawn on
 //! stderr only when stderr is a terminal (so never into a pipe, a file or a CI log), and
 //! cleared when the work is done. It reads the library's process-wide counters
-//! (`rtsleuth_core::progress`), so one line covers a single trace and a whole set alike.
+//! (`rtsleuth_trace::progress`), so one line covers a single trace and a whole set alike.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use rtsleuth_core::input::Input;
-use rtsleuth_core::progress::read_so_far;
+use rtsleuth_trace::input::Input;
+use rtsleuth_trace::progress::read_so_far;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -1,10 +1,10 @@
-//! `rtsleuth report`: arguments and wiring; the page is built by `rtsleuth_core::report::html`.
+//! `rtsleuth report`: arguments and wiring; the page is built by `rtsleuth_render::html`.
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use rtsleuth_core::input::Input;
-use rtsleuth_core::report::html::{render, Analyses, ReportOptions};
-use rtsleuth_core::soak;
+use rtsleuth_analyze::soak;
+use rtsleuth_render::html::{render, Analyses, ReportOptions};
+use rtsleuth_trace::input::Input;
 use std::path::PathBuf;
 
 #[derive(Args)]

@@ -1,11 +1,12 @@
 //! Many traces in one run: when the arguments make a set, and how its report is written.
 
 use anyhow::{bail, Context, Result};
-use rtsleuth_core::fleet::parquet::{ParquetSet, TraceRows};
-use rtsleuth_core::fleet::{self, SetReport, SetSection, Traced};
-use rtsleuth_core::input::Input;
-use rtsleuth_core::read::TraceInfo;
-use rtsleuth_core::report::Document;
+use rtsleuth_analyze::document::Document;
+use rtsleuth_analyze::fleet::{self, SetSection, Traced};
+use rtsleuth_render::parquet::{ParquetSet, TraceRows};
+use rtsleuth_render::SetReport;
+use rtsleuth_trace::input::Input;
+use rtsleuth_trace::read::TraceInfo;
 use std::io::{self, BufWriter, Stdout};
 use std::path::Path;
 
@@ -40,7 +41,7 @@ pub fn run<T: Send>(
     args: &[String],
     json: bool,
     parquet: Option<Parquet<'_, T>>,
-    analyse: impl Fn(Input) -> rtsleuth_core::Result<(TraceInfo, T)> + Sync,
+    analyse: impl Fn(Input) -> rtsleuth_trace::Result<(TraceInfo, T)> + Sync,
     doc: impl Fn(&T) -> &Document,
     mut each: impl FnMut(&Traced<T>),
 ) -> Result<Open> {

@@ -1,12 +1,12 @@
-//! `rtsleuth wq`: the arguments and their wiring to `rtsleuth_core::analyze::wq`.
+//! `rtsleuth wq`: the arguments and their wiring to `rtsleuth_analyze::wq`.
 
 use crate::{emit, read_trace, set, Common};
 use anyhow::Result;
 use clap::Args;
-use rtsleuth_core::analyze::wq::{Wq, WqOptions, WqTimings};
-use rtsleuth_core::fleet::{SetWq, Traced};
-use rtsleuth_core::read;
-use rtsleuth_core::report::Document;
+use rtsleuth_analyze::document::Document;
+use rtsleuth_analyze::fleet::{SetWq, Traced};
+use rtsleuth_analyze::wq::{Wq, WqOptions, WqTimings};
+use rtsleuth_trace::read;
 
 #[derive(Args)]
 pub struct WqArgs {

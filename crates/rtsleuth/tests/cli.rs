@@ -282,7 +282,7 @@ fn error_message_does_not_repeat_its_cause() {
 }
 
 /// A compressed trace cut in half: the lines before the cut are read (the numbers are the
-/// ones `crates/rtsleuth-core/tests/bad_input.rs` checks against the plain text), exit 0, and
+/// ones `crates/rtsleuth-trace/tests/bad_input.rs` checks against the plain text), exit 0, and
 /// the warning says where the stream stopped, in the report and in the JSON.
 #[test]
 fn a_cut_compressed_trace_is_read_up_to_the_cut_with_a_warning() {
@@ -638,7 +638,7 @@ fn readme_example_is_current() {
 }
 
 /// The text report names the same root cause and culprit as the JSON, on every hand-written
-/// synthetic trace (their numbers are checked in rtsleuth-core's tests/explain.rs).
+/// synthetic trace (their numbers are checked in rtsleuth-analyze's tests/explain.rs).
 #[test]
 fn explain_text_names_cause_and_culprit() {
     let dir = repo_root().join("tests/fixtures/explain/synthetic");

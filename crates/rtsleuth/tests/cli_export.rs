@@ -2,7 +2,7 @@
 //! (tests/fixtures/perfetto/check_export.py, PyPI `perfetto`; .ci/run installs it): one slice
 //! per timeline stretch plus one enclosing slice per finding, named by kind and culprit, at the
 //! stretches' times in ns, flows from each culprit to the victim's run. That rtsleuth reads the
-//! export back event for event is crates/rtsleuth-core/tests/export_perfetto.rs.
+//! export back event for event is crates/rtsleuth-render/tests/export_perfetto.rs.
 //!
 //! Without python3 and the `perfetto` package the checks print `skipped: ...` and pass, unless
 //! `CI` is set.
@@ -93,7 +93,7 @@ fn lab_hardirq_export_decodes_with_perfettos_classes() {
     let (explain, check, size) =
         export_and_check("tests/fixtures/lab/rt/hardirq/trace.txt.zst", &[]);
     assert_slices_match(&explain, &check);
-    // The events rtsleuth-core's round-trip test reads back, all in bundles.
+    // The events rtsleuth-render's round-trip test reads back, all in bundles.
     assert_eq!(check["events"], 16359);
     let worst = &check["findings"][0];
     assert_eq!(worst["pid"], 194);

@@ -4,8 +4,8 @@
 mod common;
 
 use common::{golden, run};
-use rtsleuth_core::report::{Exporter, JsonExporter, TextExporter};
 use rtsleuth_live::hwlat::{document, CpuResult, Detection, Mode, Settings, Spike};
+use rtsleuth_render::{Exporter, JsonExporter, TextExporter};
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

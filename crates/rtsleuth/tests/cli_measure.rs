@@ -9,12 +9,12 @@ mod common;
 
 use common::live::{assert_tracefs_restored, json_of, live_capable, live_traced, Hog};
 use common::{golden, rtsleuth, run};
-use rtsleuth_core::report::{Exporter, JsonExporter, TextExporter};
 use rtsleuth_live::measure::summary::{ThreadSummary, UsHistogram};
 use rtsleuth_live::measure::{
     self, Ending, Hooks, MeasureOptions, Outcome, Spike, ThreadPlan, ThreadResult,
 };
 use rtsleuth_live::sched::Policy;
+use rtsleuth_render::{Exporter, JsonExporter, TextExporter};
 use serde_json::Value;
 use std::process::Stdio;
 use std::sync::Mutex;

@@ -1,5 +1,5 @@
 //! The `rtsleuth` binary on a real Perfetto trace (../shared/fixtures/realworld, see
-//! crates/rtsleuth-core/tests/perfetto.rs for how its contents were checked): `stats`,
+//! crates/rtsleuth-trace/tests/perfetto.rs for how its contents were checked): `stats`,
 //! `latency` and `explain` read it, and the numbers they show are the trace's; with one packet
 //! damaged, the rest is read and the damage is a warning.
 //!
@@ -73,7 +73,7 @@ fn latency_and_explain_run_on_the_trace() {
 }
 
 /// The packet at byte 2 075 947 of the trace: 30 418 bytes (a 4-byte header) holding 625
-/// events, the one `crates/rtsleuth-core/tests/perfetto_damaged.rs` damages (it finds it by
+/// events, the one `crates/rtsleuth-analyze/tests/perfetto_damaged.rs` damages (it finds it by
 /// walking the file and prints these numbers).
 const PACKET: usize = 2_075_947;
 const PAYLOAD: std::ops::Range<usize> = PACKET + 4..PACKET + 30_418;

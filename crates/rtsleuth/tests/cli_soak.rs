@@ -347,7 +347,7 @@ fn a_recorded_soak_reads_back_as_it_ran() {
         &std::fs::read_to_string(root.join(FIXTURE).join("measure.json")).unwrap(),
     )
     .unwrap();
-    let doc = rtsleuth_core::soak::document(findings.to_str().unwrap(), 3).unwrap();
+    let doc = rtsleuth_analyze::soak::document(findings.to_str().unwrap(), 3).unwrap();
     assert_eq!(doc.json["aggregate"], measure["spikes"]["by_cause"]);
     assert_eq!(doc.json["aggregate"][0]["spikes"], 10);
     let worst: Vec<&Value> = doc.json["findings"]

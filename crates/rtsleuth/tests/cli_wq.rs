@@ -1,5 +1,5 @@
 //! `rtsleuth wq` end to end on the recorded workqueue trace (tests/fixtures/recorded/wq, whose
-//! figures crates/rtsleuth-core/tests/wq.rs checks against the independent reference): golden
+//! figures crates/rtsleuth-analyze/tests/wq.rs checks against the independent reference): golden
 //! text and JSON, and the same report from the trace.dat of the same buffer.
 
 mod common;

@@ -3,7 +3,7 @@
 //! built rather than how it is running now.
 
 use super::system::{lines_of, SystemView};
-use rtsleuth_core::input::Compression;
+use rtsleuth_trace::input::Compression;
 use std::collections::BTreeMap;
 use std::io::BufReader;
 

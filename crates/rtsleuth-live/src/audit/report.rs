@@ -2,7 +2,7 @@
 //! and how to fix each one that is not ok, worst first.
 
 use super::{Audit, Verdict};
-use rtsleuth_core::report::{Align, Block, Document, Table};
+use rtsleuth_analyze::document::{Align, Block, Document, Table};
 use serde_json::{json, Map, Value};
 
 impl Audit {

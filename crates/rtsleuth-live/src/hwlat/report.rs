@@ -2,8 +2,8 @@
 
 use super::result::{CpuResult, Detection, Spike};
 use super::settings::Mode;
-use rtsleuth_core::event::{ns_to_us, ts_to_secs};
-use rtsleuth_core::report::{fmt_ts, fmt_us, Align, Block, Document, Table};
+use rtsleuth_analyze::document::{fmt_ts, fmt_us, Align, Block, Document, Table};
+use rtsleuth_trace::event::{ns_to_us, ts_to_secs};
 use serde_json::{json, Value};
 
 /// The report of a finished run.

@@ -12,9 +12,9 @@ use crate::cpus::CpuList;
 use crate::record::{Armed, BufferOptions};
 use crate::tracefs::SpikeStop;
 use crate::LiveError;
-use rtsleuth_core::analyze::explain::{Explain, ExplainOptions};
-use rtsleuth_core::input::Input;
-use rtsleuth_core::report::{Block, Document};
+use rtsleuth_analyze::document::{Block, Document};
+use rtsleuth_analyze::explain::{Explain, ExplainOptions};
+use rtsleuth_trace::input::Input;
 use std::path::{Path, PathBuf};
 
 /// The events `explain` needs, in a private instance, on the `mono` clock: CLOCK_MONOTONIC,
@@ -88,7 +88,7 @@ pub(super) fn explain(path: &Path, tid: i32) -> Result<Document, LiveError> {
         ..ExplainOptions::default()
     });
     let input = Input::open(&path.to_string_lossy())?;
-    let info = rtsleuth_core::read::read(input, &mut explain)?;
+    let info = rtsleuth_trace::read::read(input, &mut explain)?;
     Ok(explain.document(&info))
 }
 

@@ -3,8 +3,8 @@
 use super::engine::{Ending, Outcome};
 use super::options::MeasureOptions;
 use super::thread::{Spike, ThreadResult};
-use rtsleuth_core::event::ns_to_us as us;
-use rtsleuth_core::report::{fmt_us, Align, Block, Document, Table};
+use rtsleuth_analyze::document::{fmt_us, Align, Block, Document, Table};
+use rtsleuth_trace::event::ns_to_us as us;
 use serde_json::{json, Value};
 
 /// The `rtsleuth.measure/1` document. `findings` is left empty for callers that explain a

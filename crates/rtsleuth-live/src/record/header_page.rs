@@ -2,7 +2,7 @@
 //! ([`page_size_from_header_page`]).
 
 use crate::LiveError;
-use rtsleuth_core::ring_buffer::page_size_from_header_page;
+use rtsleuth_trace::ring_buffer::page_size_from_header_page;
 use std::io::Read;
 use std::path::Path;
 

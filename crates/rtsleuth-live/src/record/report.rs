@@ -1,7 +1,7 @@
 //! What `rtsleuth record` prints: where the trace went and, per CPU, what the kernel lost.
 
 use super::Recording;
-use rtsleuth_core::report::{Align, Block, Document, Table};
+use rtsleuth_analyze::document::{Align, Block, Document, Table};
 use serde_json::json;
 
 impl Recording {

@@ -16,7 +16,7 @@ use super::capture::Capture;
 use super::dat_out::DatOut;
 use super::trace_meta::TraceMeta;
 use crate::LiveError;
-use rtsleuth_core::read::tracedat::{option_id as option, MAGIC};
+use rtsleuth_trace::read::tracedat::{option_id as option, MAGIC};
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! report`, the independent peer. The report's lines are parsed by the core crate's test
 //! helper, so both crates read trace-cmd the same way.
 
-#[path = "../../../rtsleuth-core/tests/common/mod.rs"]
+#[path = "../../../rtsleuth-analyze/tests/common/mod.rs"]
 mod core_common;
 
 pub use core_common::ReportRow;

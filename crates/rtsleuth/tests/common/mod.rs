@@ -71,7 +71,7 @@ pub fn golden(name: &str, got: &str) {
 
 pub mod live;
 /// The core's tests find the realworld traces beside the clone; the CLI's use the same rule.
-#[path = "../../../rtsleuth-core/tests/shared_fixtures/mod.rs"]
+#[path = "../../../rtsleuth-trace/tests/shared_fixtures/mod.rs"]
 mod shared_fixtures;
 #[allow(unused_imports)] // as with dead_code above: only some test files use it
 pub use shared_fixtures::realworld;

@@ -7,8 +7,8 @@
 //! `diff` and the soak's own totals add lines up without re-deriving anything.
 
 use crate::measure::thread::Spike;
-use rtsleuth_core::event::ns_to_us;
-use rtsleuth_core::soak::SCHEMA;
+use rtsleuth_analyze::soak::SCHEMA;
+use rtsleuth_trace::event::ns_to_us;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::time::SystemTime;

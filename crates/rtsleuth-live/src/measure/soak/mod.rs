@@ -220,7 +220,7 @@ impl Soaked {
             .kept
             .iter()
             .map(|(n, ns, p)| {
-                json!({"n": n, "latency_us": rtsleuth_core::event::ns_to_us(*ns), "file": p.display().to_string()})
+                json!({"n": n, "latency_us": rtsleuth_trace::event::ns_to_us(*ns), "file": p.display().to_string()})
             })
             .collect();
         self.tally.json(json!({
@@ -230,7 +230,7 @@ impl Soaked {
     }
 
     /// The report's blocks after the measurement.
-    pub fn blocks(&self) -> Vec<rtsleuth_core::report::Block> {
+    pub fn blocks(&self) -> Vec<rtsleuth_analyze::document::Block> {
         let kept: Vec<(u64, u64, String)> = self
             .kept
             .iter()

@@ -3,9 +3,9 @@
 //! [`Summary`], fed the same lines). The worker adds to it; the live view and the final report
 //! read it. Its size is one entry per culprit, whatever the run's length.
 
-use rtsleuth_core::event::ns_to_us;
-use rtsleuth_core::report::{fmt_us, Block};
-use rtsleuth_core::soak::Summary;
+use rtsleuth_analyze::document::{fmt_us, Block};
+use rtsleuth_analyze::soak::Summary;
+use rtsleuth_trace::event::ns_to_us;
 use serde_json::{json, Value};
 
 #[derive(Debug)]
