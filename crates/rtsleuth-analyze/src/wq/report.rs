@@ -2,13 +2,14 @@
 //! waits and the longest executions.
 
 use super::occurrence::Occurrence;
-use super::stats::Timing;
+use super::stats::{FunctionStats, KworkerStats, Timing, WorkqueueStats};
 use super::Wq;
 use crate::document::{fmt_ts, fmt_us, trace_json, Align, Block, Document, Table};
 use crate::latency::LatencyHistogram;
 use rtsleuth_trace::event::{ns_to_us, ts_to_secs};
 use rtsleuth_trace::read::TraceInfo;
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 
 const DEFINITION: &str = "wait = workqueue_queue_work (the last one, when mod_delayed_work queued a pending work again) -> workqueue_execute_start of the same work and function; exec = workqueue_execute_start -> workqueue_execute_end on the same kworker; behind_rt = time tasks of prio < 100 ran on a bound work's CPU during its wait";
 
@@ -42,96 +43,54 @@ impl Wq {
 
     /// Builds the report (`rtsleuth.wq/1`).
     pub fn document(mut self, info: &TraceInfo) -> Document {
+        let never_started = self.close_unfinished();
+        let counts = self.unmatched(never_started);
+        let warnings = self.warnings(info);
+        let rows = Rows::new(&self);
+        let json = json!({
+            "schema": "rtsleuth.wq/1",
+            "trace": trace_json(info),
+            "definition": DEFINITION,
+            "functions": rows.functions.iter().map(|(_, name, f)| self.function_json(name, f)).collect::<Vec<_>>(),
+            "workqueues": rows.workqueues.iter().map(|(_, name, q)| Self::workqueue_json(name, q, info)).collect::<Vec<_>>(),
+            "kworkers": rows.kworkers.iter().map(|(pid, k)| self.kworker_json(**pid, k)).collect::<Vec<_>>(),
+            "worst_wait": self.worst_wait.iter().map(|o| self.wait_json(o)).collect::<Vec<_>>(),
+            "worst_exec": self.worst_exec.iter().map(|o| self.occurrence_json(o)).collect::<Vec<_>>(),
+            "counts": counts.iter().map(|(k, n, _)| (k.to_string(), json!(n))).collect::<serde_json::Map<_, _>>(),
+            "warnings": warnings,
+        });
+        Document {
+            json,
+            blocks: self.blocks(&rows, &counts, info),
+            warnings,
+        }
+    }
+
+    /// Ends the executions still running when the trace ends (they count as unfinished) and
+    /// returns how many queued works never started.
+    fn close_unfinished(&mut self) -> u64 {
         let unfinished: Vec<Occurrence> = self.executing.drain().map(|(_, o)| o).collect();
         self.counts.unfinished += unfinished.len() as u64;
         for occ in unfinished {
             self.close(occ);
         }
-        let never_started = self.pending.len() as u64;
+        self.pending.len() as u64
+    }
 
-        let mut functions: Vec<_> = self.functions.iter().collect();
-        functions.sort_by(|a, b| {
-            let (ta, tb) = (&a.2.timing, &b.2.timing);
-            (tb.wait.max_ns(), tb.exec.max_ns(), a.1).cmp(&(
-                ta.wait.max_ns(),
-                ta.exec.max_ns(),
-                b.1,
-            ))
-        });
-        let mut workqueues: Vec<_> = self.workqueues.iter().collect();
-        workqueues
-            .sort_by(|a, b| (b.2.timing.wait.max_ns(), a.1).cmp(&(a.2.timing.wait.max_ns(), b.1)));
-        let mut kworkers: Vec<_> = self.kworkers.iter().collect();
-        kworkers.sort_by(|a, b| (b.1.busy_ns, a.0).cmp(&(a.1.busy_ns, b.0)));
-
-        // Per kworker, the functions it ran, most runs first.
-        let ran = |pid: i32| -> Vec<(&str, u64)> {
-            let mut v: Vec<(&str, u64)> = self
-                .functions
-                .iter()
-                .filter_map(|(_, name, f)| f.kworkers.get(&pid).map(|n| (name, *n)))
-                .collect();
-            v.sort_by(|a, b| (b.1, a.0).cmp(&(a.1, b.0)));
-            v
-        };
-        let by_count = |m: &std::collections::BTreeMap<i32, u64>| -> Vec<(i32, u64)> {
-            let mut v: Vec<(i32, u64)> = m.iter().map(|(p, n)| (*p, *n)).collect();
-            v.sort_by(|a, b| (b.1, a.0).cmp(&(a.1, b.0)));
-            v
-        };
-
-        let functions_json: Vec<Value> = functions
-            .iter()
-            .map(|(_, name, f)| {
-                json!({
-                    "function": name,
-                    "workqueues": f.workqueues.iter().map(|q| self.workqueues.name(*q)).collect::<Vec<_>>(),
-                    "executions": f.executions,
-                    "wait": dist_json(&f.timing.wait),
-                    "exec": dist_json(&f.timing.exec),
-                    "kworkers": by_count(&f.kworkers).iter()
-                        .map(|(p, n)| json!({"kworker": self.kworker(*p), "executions": n}))
-                        .collect::<Vec<_>>(),
-                })
-            })
-            .collect();
-        let workqueues_json: Vec<Value> = workqueues
-            .iter()
-            .map(|(_, name, q)| {
-                json!({
-                    "workqueue": name,
-                    "bound": Self::bound(&q.targets, info),
-                    "queued": q.queued,
-                    "wait": dist_json(&q.timing.wait),
-                    "exec": dist_json(&q.timing.exec),
-                })
-            })
-            .collect();
-        let kworkers_json: Vec<Value> = kworkers
-            .iter()
-            .map(|(pid, k)| {
-                json!({
-                    "kworker": self.kworker(**pid),
-                    "comm": self.names.get(**pid),
-                    "pid": pid,
-                    "cpus": k.cpus,
-                    "executions": k.executions,
-                    "busy_us": ns_to_us(k.busy_ns),
-                    "functions": ran(**pid).iter()
-                        .map(|(f, n)| json!({"function": f, "executions": n}))
-                        .collect::<Vec<_>>(),
-                })
-            })
-            .collect();
+    /// The counts of events that could not be paired, each with what it means.
+    fn unmatched(&self, never_started: u64) -> [(&'static str, u64, &'static str); 6] {
         let c = &self.counts;
-        let counts = [
+        [
             ("requeued", c.requeued, "queue events of a work already pending (mod_delayed_work took it back and queued it again): measured from the last one"),
             ("unqueued", c.unqueued, "executions with no queue event (queued before the trace began, or flush barriers, which the kernel inserts without one): no wait"),
             ("unfinished", c.unfinished, "executions whose end is not in the trace: no execution time"),
             ("unmatched_ends", c.unmatched_ends, "execute_end events whose start is not in the trace"),
             ("never_started", never_started, "works still queued when the trace ends"),
             ("dropped_by_lost", c.dropped_by_lost, "pending or executing works forgotten at lost events"),
-        ];
+        ]
+    }
+
+    fn warnings(&self, info: &TraceInfo) -> Vec<String> {
         let mut warnings = info.warnings();
         if self.functions.iter().next().is_none() {
             warnings.push(
@@ -139,108 +98,76 @@ impl Wq {
                     .to_string(),
             );
         }
-        let json = json!({
-            "schema": "rtsleuth.wq/1",
-            "trace": trace_json(info),
-            "definition": DEFINITION,
-            "functions": functions_json,
-            "workqueues": workqueues_json,
-            "kworkers": kworkers_json,
-            "worst_wait": self.worst_wait.iter().map(|o| self.wait_json(o)).collect::<Vec<_>>(),
-            "worst_exec": self.worst_exec.iter().map(|o| self.occurrence_json(o)).collect::<Vec<_>>(),
-            "counts": counts.iter().map(|(k, n, _)| (k.to_string(), json!(n))).collect::<serde_json::Map<_, _>>(),
-            "warnings": warnings,
-        });
+        warnings
+    }
 
-        let mut ft = timing_table(
-            "Work functions, worst wait first (wait = queue -> execute_start, exec = execute_start -> execute_end)",
-            &[("Function", Align::Left), ("Workqueue", Align::Left), ("Runs", Align::Right)],
-        );
-        ft.columns
-            .push(("Kworkers (runs)".to_string(), Align::Left));
-        for (_, name, f) in &functions {
-            let kw = by_count(&f.kworkers);
-            let mut named: Vec<String> = kw
+    /// The functions `pid` ran, most runs first.
+    fn ran(&self, pid: i32) -> Vec<(&str, u64)> {
+        most_runs_first(
+            self.functions
                 .iter()
-                .take(NAMED_IN_ROW)
-                .map(|(p, n)| format!("{} ({n})", self.kworker(*p)))
-                .collect();
-            if kw.len() > NAMED_IN_ROW {
-                named.push(format!("+{} more", kw.len() - NAMED_IN_ROW));
-            }
-            let qs: Vec<&str> = f
-                .workqueues
-                .iter()
-                .map(|q| self.workqueues.name(*q))
-                .collect();
-            let mut row = vec![
-                name.to_string(),
-                if qs.is_empty() {
-                    "-".into()
-                } else {
-                    qs.join(",")
-                },
-                f.executions.to_string(),
-            ];
-            row.extend(timing_cells(&f.timing));
-            row.push(named.join(", "));
-            ft.rows.push(row);
-        }
-        let mut qt = timing_table(
-            "Workqueues",
-            &[
-                ("Workqueue", Align::Left),
-                ("Pool", Align::Left),
-                ("Queued", Align::Right),
-            ],
-        );
-        for (_, name, q) in &workqueues {
-            let mut row = vec![
-                name.to_string(),
-                if Self::bound(&q.targets, info) {
-                    "per-cpu"
-                } else {
-                    "unbound"
-                }
-                .to_string(),
-                q.queued.to_string(),
-            ];
-            row.extend(timing_cells(&q.timing));
-            qt.rows.push(row);
-        }
-        let mut kt = Table::new(
-            "Kworkers, busiest first",
-            &[
-                ("Kworker", Align::Left),
-                ("CPUs", Align::Left),
-                ("Runs", Align::Right),
-                ("Busy us", Align::Right),
-                ("Functions (runs)", Align::Left),
-            ],
-        );
-        for (pid, k) in &kworkers {
-            let f = ran(**pid);
-            let mut named: Vec<String> = f
-                .iter()
-                .take(NAMED_IN_ROW)
-                .map(|(name, n)| format!("{name} ({n})"))
-                .collect();
-            if f.len() > NAMED_IN_ROW {
-                named.push(format!("+{} more", f.len() - NAMED_IN_ROW));
-            }
-            let cpus: Vec<String> = k.cpus.iter().map(u32::to_string).collect();
-            kt.rows.push(vec![
-                self.kworker(**pid),
-                cpus.join(","),
-                k.executions.to_string(),
-                fmt_us(ns_to_us(k.busy_ns)),
-                named.join(", "),
-            ]);
-        }
-        let blocks = vec![
-            Block::Table(ft),
-            Block::Table(qt),
-            Block::Table(kt),
+                .filter_map(|(_, name, f)| f.kworkers.get(&pid).map(|n| (name, *n)))
+                .collect(),
+        )
+    }
+
+    /// The workqueues `f` was queued on, by name.
+    fn queue_names(&self, f: &FunctionStats) -> Vec<&str> {
+        f.workqueues
+            .iter()
+            .map(|q| self.workqueues.name(*q))
+            .collect()
+    }
+
+    fn function_json(&self, name: &str, f: &FunctionStats) -> Value {
+        json!({
+            "function": name,
+            "workqueues": self.queue_names(f),
+            "executions": f.executions,
+            "wait": dist_json(&f.timing.wait),
+            "exec": dist_json(&f.timing.exec),
+            "kworkers": kworkers_by_runs(&f.kworkers).iter()
+                .map(|(p, n)| json!({"kworker": self.kworker(*p), "executions": n}))
+                .collect::<Vec<_>>(),
+        })
+    }
+
+    fn workqueue_json(name: &str, q: &WorkqueueStats, info: &TraceInfo) -> Value {
+        json!({
+            "workqueue": name,
+            "bound": Self::bound(&q.targets, info),
+            "queued": q.queued,
+            "wait": dist_json(&q.timing.wait),
+            "exec": dist_json(&q.timing.exec),
+        })
+    }
+
+    fn kworker_json(&self, pid: i32, k: &KworkerStats) -> Value {
+        json!({
+            "kworker": self.kworker(pid),
+            "comm": self.names.get(pid),
+            "pid": pid,
+            "cpus": k.cpus,
+            "executions": k.executions,
+            "busy_us": ns_to_us(k.busy_ns),
+            "functions": self.ran(pid).iter()
+                .map(|(f, n)| json!({"function": f, "executions": n}))
+                .collect::<Vec<_>>(),
+        })
+    }
+
+    /// The text report: the three aggregate tables, the worst occurrences, the unmatched
+    /// counts.
+    fn blocks(
+        &self,
+        rows: &Rows,
+        counts: &[(&'static str, u64, &'static str)],
+        info: &TraceInfo,
+    ) -> Vec<Block> {
+        vec![
+            Block::Table(self.functions_table(&rows.functions)),
+            Block::Table(Self::workqueues_table(&rows.workqueues, info)),
+            Block::Table(self.kworkers_table(&rows.kworkers)),
             Block::Table(self.occurrence_table(
                 "Worst waits (behind RT: time real-time tasks held a bound work's CPU meanwhile)",
                 self.worst_wait.iter(),
@@ -257,12 +184,83 @@ impl Wq {
                     .map(|(k, n, why)| (k.to_string(), format!("{n}  {why}")))
                     .collect(),
             ),
-        ];
-        Document {
-            json,
-            blocks,
-            warnings,
+        ]
+    }
+
+    fn functions_table(&self, functions: &[(usize, &str, &FunctionStats)]) -> Table {
+        let mut t = timing_table(
+            "Work functions, worst wait first (wait = queue -> execute_start, exec = execute_start -> execute_end)",
+            &[("Function", Align::Left), ("Workqueue", Align::Left), ("Runs", Align::Right)],
+        );
+        t.columns.push(("Kworkers (runs)".to_string(), Align::Left));
+        for (_, name, f) in functions {
+            let qs = self.queue_names(f);
+            let mut row = vec![
+                name.to_string(),
+                if qs.is_empty() {
+                    "-".into()
+                } else {
+                    qs.join(",")
+                },
+                f.executions.to_string(),
+            ];
+            row.extend(timing_cells(&f.timing));
+            row.push(named_in_row(&kworkers_by_runs(&f.kworkers), |p| {
+                self.kworker(*p)
+            }));
+            t.rows.push(row);
         }
+        t
+    }
+
+    fn workqueues_table(workqueues: &[(usize, &str, &WorkqueueStats)], info: &TraceInfo) -> Table {
+        let mut t = timing_table(
+            "Workqueues",
+            &[
+                ("Workqueue", Align::Left),
+                ("Pool", Align::Left),
+                ("Queued", Align::Right),
+            ],
+        );
+        for (_, name, q) in workqueues {
+            let mut row = vec![
+                name.to_string(),
+                if Self::bound(&q.targets, info) {
+                    "per-cpu"
+                } else {
+                    "unbound"
+                }
+                .to_string(),
+                q.queued.to_string(),
+            ];
+            row.extend(timing_cells(&q.timing));
+            t.rows.push(row);
+        }
+        t
+    }
+
+    fn kworkers_table(&self, kworkers: &[(&i32, &KworkerStats)]) -> Table {
+        let mut t = Table::new(
+            "Kworkers, busiest first",
+            &[
+                ("Kworker", Align::Left),
+                ("CPUs", Align::Left),
+                ("Runs", Align::Right),
+                ("Busy us", Align::Right),
+                ("Functions (runs)", Align::Left),
+            ],
+        );
+        for (pid, k) in kworkers {
+            let cpus: Vec<String> = k.cpus.iter().map(u32::to_string).collect();
+            t.rows.push(vec![
+                self.kworker(**pid),
+                cpus.join(","),
+                k.executions.to_string(),
+                fmt_us(ns_to_us(k.busy_ns)),
+                named_in_row(&self.ran(**pid), |name| name.to_string()),
+            ]);
+        }
+        t
     }
 
     fn culprit(&self, o: &Occurrence) -> Option<String> {
@@ -365,6 +363,64 @@ impl Wq {
         }
         t
     }
+}
+
+/// The report's rows in its order: functions by worst wait, then worst execution; workqueues
+/// by worst wait; kworkers by time busy. Ties go by name or pid, so the order is the same on
+/// every run.
+struct Rows<'a> {
+    functions: Vec<(usize, &'a str, &'a FunctionStats)>,
+    workqueues: Vec<(usize, &'a str, &'a WorkqueueStats)>,
+    kworkers: Vec<(&'a i32, &'a KworkerStats)>,
+}
+
+impl<'a> Rows<'a> {
+    fn new(wq: &'a Wq) -> Rows<'a> {
+        let mut functions: Vec<_> = wq.functions.iter().collect();
+        functions.sort_by(|a, b| {
+            let (ta, tb) = (&a.2.timing, &b.2.timing);
+            (tb.wait.max_ns(), tb.exec.max_ns(), a.1).cmp(&(
+                ta.wait.max_ns(),
+                ta.exec.max_ns(),
+                b.1,
+            ))
+        });
+        let mut workqueues: Vec<_> = wq.workqueues.iter().collect();
+        workqueues
+            .sort_by(|a, b| (b.2.timing.wait.max_ns(), a.1).cmp(&(a.2.timing.wait.max_ns(), b.1)));
+        let mut kworkers: Vec<_> = wq.kworkers.iter().collect();
+        kworkers.sort_by(|a, b| (b.1.busy_ns, a.0).cmp(&(a.1.busy_ns, b.0)));
+        Rows {
+            functions,
+            workqueues,
+            kworkers,
+        }
+    }
+}
+
+/// The kworkers that ran a function (executions per pid), most runs first.
+fn kworkers_by_runs(runs: &BTreeMap<i32, u64>) -> Vec<(i32, u64)> {
+    most_runs_first(runs.iter().map(|(p, n)| (*p, *n)).collect())
+}
+
+/// Sorts `(who, runs)` by runs, most first, then by who.
+fn most_runs_first<K: Ord>(mut v: Vec<(K, u64)>) -> Vec<(K, u64)> {
+    v.sort_by(|a, b| (b.1, &a.0).cmp(&(a.1, &b.0)));
+    v
+}
+
+/// A table cell naming the first [`NAMED_IN_ROW`] of `runs` as `who (runs)`, and how many
+/// more there are.
+fn named_in_row<K>(runs: &[(K, u64)], who: impl Fn(&K) -> String) -> String {
+    let mut named: Vec<String> = runs
+        .iter()
+        .take(NAMED_IN_ROW)
+        .map(|(k, n)| format!("{} ({n})", who(k)))
+        .collect();
+    if runs.len() > NAMED_IN_ROW {
+        named.push(format!("+{} more", runs.len() - NAMED_IN_ROW));
+    }
+    named.join(", ")
 }
 
 /// The distributions a set merges: queue-to-start per workqueue, start-to-end per function.

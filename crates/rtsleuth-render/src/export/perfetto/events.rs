@@ -34,10 +34,18 @@ pub fn ftrace_event(ev: &Event<'_>, symbols: &mut Symbols) -> Option<FtraceEvent
     })
 }
 
+/// The message of the one family that carries `ev`'s kind (each leaves the kinds it does not
+/// carry, `None`, to the next); `None` for a kind no family carries.
 fn body(ev: &Event<'_>, symbols: &mut Symbols) -> Option<Body> {
-    let s = |v: &str| Some(v.to_string());
-    let cpu = |c: Option<u32>| c.map(|c| c as i32);
-    Some(match ev.kind {
+    switches_and_wakeups(ev.kind)
+        .or_else(|| tasks(ev.kind))
+        .or_else(|| interrupts(ev.kind))
+        .or_else(|| hrtimers(ev.kind, symbols))
+        .or_else(|| untyped(ev))
+}
+
+fn switches_and_wakeups(kind: EventKind<'_>) -> Option<Body> {
+    Some(match kind {
         EventKind::SchedSwitch {
             prev_comm,
             prev_pid,
@@ -73,6 +81,13 @@ fn body(ev: &Event<'_>, symbols: &mut Symbols) -> Option<Body> {
             prio,
             target_cpu,
         } => Body::SchedWakeupNew(wakeup(comm, pid, prio, cpu(target_cpu))),
+        _ => return None,
+    })
+}
+
+/// Migrations, forks and exits.
+fn tasks(kind: EventKind<'_>) -> Option<Body> {
+    Some(match kind {
         EventKind::SchedMigrateTask {
             comm,
             pid,
@@ -104,6 +119,13 @@ fn body(ev: &Event<'_>, symbols: &mut Symbols) -> Option<Body> {
                 prio: Some(prio),
             })
         }
+        _ => return None,
+    })
+}
+
+/// Hard IRQs, softirqs and IPIs.
+fn interrupts(kind: EventKind<'_>) -> Option<Body> {
+    Some(match kind {
         EventKind::IrqHandlerEntry { irq, name } => Body::IrqHandlerEntry(IrqHandlerEntry {
             irq: Some(irq as i32),
             name: s(name),
@@ -123,6 +145,18 @@ fn body(ev: &Event<'_>, symbols: &mut Symbols) -> Option<Body> {
         EventKind::SoftirqExit { vec, action } if softirq_action(vec) == action => {
             Body::SoftirqExit(Softirq { vec: Some(vec) })
         }
+        EventKind::IpiRaise { reason } => Body::IpiRaise(IpiRaise {
+            target_cpus: None,
+            reason: s(reason),
+        }),
+        EventKind::IpiEntry { reason } => Body::IpiEntry(Ipi { reason: s(reason) }),
+        EventKind::IpiExit { reason } => Body::IpiExit(Ipi { reason: s(reason) }),
+        _ => return None,
+    })
+}
+
+fn hrtimers(kind: EventKind<'_>, symbols: &mut Symbols) -> Option<Body> {
+    Some(match kind {
         EventKind::HrtimerStart {
             hrtimer,
             function,
@@ -150,12 +184,14 @@ fn body(ev: &Event<'_>, symbols: &mut Symbols) -> Option<Body> {
         EventKind::HrtimerCancel { hrtimer } => Body::HrtimerCancel(Hrtimer {
             hrtimer: Some(hrtimer),
         }),
-        EventKind::IpiRaise { reason } => Body::IpiRaise(IpiRaise {
-            target_cpus: None,
-            reason: s(reason),
-        }),
-        EventKind::IpiEntry { reason } => Body::IpiEntry(Ipi { reason: s(reason) }),
-        EventKind::IpiExit { reason } => Body::IpiExit(Ipi { reason: s(reason) }),
+        _ => return None,
+    })
+}
+
+/// The events without a typed message of their own: markers as `print`, x86 `irq_vectors`
+/// and `preemptirq` as generic events under the event's own name.
+fn untyped(ev: &Event<'_>) -> Option<Body> {
+    Some(match ev.kind {
         EventKind::Marker { text, .. } => Body::Print(Print { buf: s(text) }),
         EventKind::IrqVectorEntry(IrqVector { vector, .. })
         | EventKind::IrqVectorExit(IrqVector { vector, .. }) => generic(
@@ -174,6 +210,14 @@ fn body(ev: &Event<'_>, symbols: &mut Symbols) -> Option<Body> {
         ),
         _ => return None,
     })
+}
+
+fn s(v: &str) -> Option<String> {
+    Some(v.to_string())
+}
+
+fn cpu(c: Option<u32>) -> Option<i32> {
+    c.map(|c| c as i32)
 }
 
 fn wakeup(comm: &str, pid: i32, prio: i32, target_cpu: Option<i32>) -> SchedWakeup {

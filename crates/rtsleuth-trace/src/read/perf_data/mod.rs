@@ -32,11 +32,12 @@ use crate::event::MAX_CPUS;
 use crate::input::Input;
 use about::bit;
 use linux_perf_data::linux_perf_event_reader::{EventRecord, RawEventRecord, RecordType};
-use linux_perf_data::{PerfFileReader, PerfFileRecord};
+use linux_perf_data::{PerfFile, PerfFileReader, PerfFileRecord, PerfRecordIter};
 use lost::Lost;
-use preflight::{Layout, Refusal};
+use preflight::{Layout, Refusal, Section};
 use samples::Samples;
 use source::Source;
+use std::io::Read;
 
 const FORMAT: &str = "perf.data";
 
@@ -55,29 +56,7 @@ pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo
     let mut info = TraceInfo::new(&input.name, input.format, input.compression);
     let source = Source::open(input)?;
     info.bytes = source.len();
-    let malformed = |f: Fault| Error::Malformed {
-        path: name.clone(),
-        format: FORMAT,
-        offset: f.offset,
-        reason: f.reason,
-    };
-    let layout =
-        match preflight::check(&|s| source.section(s), source.len()) {
-            Ok(layout) => layout,
-            Err(Refusal::PipeMode) => return Err(Error::Unsupported {
-                path: name,
-                format: "perf.data in pipe mode (`perf record -o -`)",
-                hint:
-                    "`perf inject -i PIPE.data -o perf.data` rewrites it as a file rtsleuth reads",
-            }),
-            Err(Refusal::Damaged(f)) => return Err(malformed(f)),
-        };
-    let Some(formats) = layout.feature(bit::TRACING_DATA) else {
-        return Err(Error::NotATrace {
-            path: name,
-            why: "a perf.data without tracepoint formats (no HEADER_TRACING_DATA): it holds no tracepoint samples; record them with `perf sched record` or `perf record -e 'sched:*' -e 'irq:*' -e 'timer:*' -a`".into(),
-        });
-    };
+    let (layout, formats) = check(&source, &name)?;
     let tracing = source.section(formats).unwrap_or_default();
     describe(&layout, &source, &mut info);
     let reader = source.reader().map_err(|cause| Error::Io {
@@ -87,12 +66,71 @@ pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo
     let PerfFileReader {
         mut perf_file,
         mut record_iter,
-    } = PerfFileReader::parse_file(reader)
-        .map_err(|e| malformed(Fault::new(0, format!("reading the event attributes: {e}"))))?;
-    let kallsyms = match kernel_symbols::find(
-        kernel_build_id(&perf_file).as_deref(),
-        kernel_text(&source),
-    ) {
+    } = PerfFileReader::parse_file(reader).map_err(|e| {
+        malformed(
+            &name,
+            Fault::new(0, format!("reading the event attributes: {e}")),
+        )
+    })?;
+    let kallsyms = kallsyms(&perf_file, &source, &mut info);
+    let meta = metadata(&tracing, formats, &kallsyms, &name)?;
+    let mut records = Records {
+        events: (perf_file.event_attributes().iter())
+            .map(|a| a.name().unwrap_or("an unnamed event").to_string())
+            .collect(),
+        samples: Samples::new(
+            RecordDecoder::new(&meta, sink.decode()),
+            info.header.nr_cpus,
+        ),
+        lost: Lost::default(),
+        bad: 0,
+    };
+    records.read(
+        &mut perf_file,
+        &mut record_iter,
+        layout.data,
+        &mut info,
+        sink,
+    );
+    records.finish(&mut info);
+    Ok(info)
+}
+
+fn malformed(path: &str, f: Fault) -> Error {
+    Error::Malformed {
+        path: path.to_string(),
+        format: FORMAT,
+        offset: f.offset,
+        reason: f.reason,
+    }
+}
+
+/// The file's layout once the preflight checks pass, and where its tracepoint formats are:
+/// a file without them holds no tracepoint samples.
+fn check(source: &Source, name: &str) -> Result<(Layout, Section)> {
+    let layout =
+        match preflight::check(&|s| source.section(s), source.len()) {
+            Ok(layout) => layout,
+            Err(Refusal::PipeMode) => return Err(Error::Unsupported {
+                path: name.to_string(),
+                format: "perf.data in pipe mode (`perf record -o -`)",
+                hint:
+                    "`perf inject -i PIPE.data -o perf.data` rewrites it as a file rtsleuth reads",
+            }),
+            Err(Refusal::Damaged(f)) => return Err(malformed(name, f)),
+        };
+    let Some(formats) = layout.feature(bit::TRACING_DATA) else {
+        return Err(Error::NotATrace {
+            path: name.to_string(),
+            why: "a perf.data without tracepoint formats (no HEADER_TRACING_DATA): it holds no tracepoint samples; record them with `perf sched record` or `perf record -e 'sched:*' -e 'irq:*' -e 'timer:*' -a`".into(),
+        });
+    };
+    Ok((layout, formats))
+}
+
+/// The recording kernel's symbol table, or none, with a note on what is lost without it.
+fn kallsyms(perf_file: &PerfFile, source: &Source, info: &mut TraceInfo) -> Vec<u8> {
+    match kernel_symbols::find(kernel_build_id(perf_file).as_deref(), kernel_text(source)) {
         kernel_symbols::Found::Table(text) => text,
         kernel_symbols::Found::Missing(why) => {
             info.notes.push(format!(
@@ -100,81 +138,122 @@ pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo
             ));
             Vec::new()
         }
-    };
-    let mut meta = Metadata::parse_perf(&tracing).map_err(|f| {
-        malformed(Fault::new(
-            formats.offset + f.offset,
-            format!(
-                "in the tracepoint formats (HEADER_TRACING_DATA): {}",
-                f.reason
+    }
+}
+
+/// The tracepoint formats (`tracing`, read from the section `formats`), with the kernel's
+/// symbols when they were found. A fault's offset is given in the file, not in the section.
+fn metadata<'f>(
+    tracing: &'f [u8],
+    formats: Section,
+    kallsyms: &'f [u8],
+    name: &str,
+) -> Result<Metadata<'f>> {
+    let mut meta = Metadata::parse_perf(tracing).map_err(|f| {
+        malformed(
+            name,
+            Fault::new(
+                formats.offset + f.offset,
+                format!(
+                    "in the tracepoint formats (HEADER_TRACING_DATA): {}",
+                    f.reason
+                ),
             ),
-        ))
+        )
     })?;
     if !kallsyms.is_empty() {
-        meta.symbols = Symbols::new(&kallsyms);
+        meta.symbols = Symbols::new(kallsyms);
     }
-    let events: Vec<String> = perf_file
-        .event_attributes()
-        .iter()
-        .map(|a| a.name().unwrap_or("an unnamed event").to_string())
-        .collect();
-    let mut samples = Samples::new(
-        RecordDecoder::new(&meta, sink.decode()),
-        info.header.nr_cpus,
-    );
-    let mut lost = Lost::default();
-    let mut bad_records = 0u64;
-    loop {
-        let record = match record_iter.next_record(&mut perf_file) {
-            Ok(Some(r)) => r,
-            Ok(None) => break,
-            Err(e) => {
-                info.notes.push(format!(
-                    "the data section (bytes {} to {}) is damaged ({e}): the records before the damage were read",
-                    layout.data.offset,
-                    layout.data.offset + layout.data.size
-                ));
-                break;
-            }
-        };
-        let PerfFileRecord::EventRecord { attr_index, record } = record else {
-            continue; // perf's own records: rounds, build ids, maps
-        };
+    Ok(meta)
+}
+
+/// What the kernel's records add up to while they are read in time order.
+struct Records<'m> {
+    /// The names of the file's events, by attr index.
+    events: Vec<String>,
+    samples: Samples<'m>,
+    lost: Lost,
+    /// Records too short for their type.
+    bad: u64,
+}
+
+impl Records<'_> {
+    /// Reads the records to the end of the data section, or to the damage that ends it.
+    fn read<R: Read>(
+        &mut self,
+        perf_file: &mut PerfFile,
+        record_iter: &mut PerfRecordIter<R>,
+        data: Section,
+        info: &mut TraceInfo,
+        sink: &mut (dyn EventSink + Send),
+    ) {
+        loop {
+            let record = match record_iter.next_record(perf_file) {
+                Ok(Some(r)) => r,
+                Ok(None) => break,
+                Err(e) => {
+                    info.notes.push(format!(
+                        "the data section (bytes {} to {}) is damaged ({e}): the records before the damage were read",
+                        data.offset,
+                        data.offset + data.size
+                    ));
+                    break;
+                }
+            };
+            let PerfFileRecord::EventRecord { attr_index, record } = record else {
+                continue; // perf's own records: rounds, build ids, maps
+            };
+            self.take(attr_index, record, info, sink);
+        }
+    }
+
+    /// Takes one kernel record; `attr_index` names its event when it is a sample.
+    fn take(
+        &mut self,
+        attr_index: usize,
+        record: RawEventRecord<'_>,
+        info: &mut TraceInfo,
+        sink: &mut (dyn EventSink + Send),
+    ) {
         // The record's body and its 8-byte header (compressed input counts decompressed).
         crate::progress::add_bytes(record.data.len() as u64 + 8);
         // Only what is used is parsed: the crate asserts on some damaged records it is not
         // asked about here (an MMAP2 build id longer than 20 bytes).
         if !USED.contains(&record.record_type) {
-            continue;
+            return;
         }
         match record.parse() {
             Ok(EventRecord::Sample(s)) => {
-                let event = events.get(attr_index).map_or("", String::as_str);
-                samples.emit(&s, event, &mut info, sink);
+                let event = self.events.get(attr_index).map_or("", String::as_str);
+                self.samples.emit(&s, event, info, sink);
             }
-            Ok(EventRecord::Comm(c)) => samples.threads.comm(c.tid, &c.name.as_slice()),
-            Ok(EventRecord::Fork(f)) => samples.threads.fork(f.tid, f.ptid),
+            Ok(EventRecord::Comm(c)) => self.samples.threads.comm(c.tid, &c.name.as_slice()),
+            Ok(EventRecord::Fork(f)) => self.samples.threads.fork(f.tid, f.ptid),
             Ok(EventRecord::Lost(l)) => {
                 let cpu = record.common_data().ok().and_then(|c| c.cpu);
-                lost_in_place(&mut lost, cpu, l.count, sink);
+                lost_in_place(&mut self.lost, cpu, l.count, sink);
             }
             Ok(EventRecord::Raw(r)) if r.record_type == RecordType::LOST_SAMPLES => {
-                lost_samples(&r, &mut lost, sink);
+                lost_samples(&r, &mut self.lost, sink);
             }
             Ok(_) => {}
-            Err(_) => bad_records += 1,
+            Err(_) => self.bad += 1,
         }
     }
-    samples.finish(&mut info.notes);
-    if bad_records > 0 {
-        info.notes.push(format!(
-            "{bad_records} records too short for their type were skipped"
-        ));
+
+    /// The notes and loss counts, once every record is read.
+    fn finish(self, info: &mut TraceInfo) {
+        self.samples.finish(&mut info.notes);
+        if self.bad > 0 {
+            info.notes.push(format!(
+                "{} records too short for their type were skipped",
+                self.bad
+            ));
+        }
+        info.lost_events = self.lost.total();
+        info.lines.lost_markers = self.lost.places;
+        info.notes.extend(self.lost.note());
     }
-    info.lost_events = lost.total();
-    info.lines.lost_markers = lost.places;
-    info.notes.extend(lost.note());
-    Ok(info)
 }
 
 /// A loss at its place in the stream. One naming a CPU no kernel has is damaged there: it is

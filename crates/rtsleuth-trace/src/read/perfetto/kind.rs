@@ -54,9 +54,21 @@ pub fn name(body: &Body) -> &str {
 /// `name=value` fields, which is how ftrace prints most events, so the text reader's decoder
 /// types it.
 pub fn kind<'a>(body: &'a Body, function: &'a str, payload: &'a str) -> EventKind<'a> {
-    let s = |o: &'a Option<String>| o.as_deref().unwrap_or("");
-    match body {
-        Body::Generic(_) => crate::read::ftrace_text::payload::decode(name(body), payload),
+    if let Body::Generic(_) = body {
+        return crate::read::ftrace_text::payload::decode(name(body), payload);
+    }
+    // Each family types its own events and leaves the others (`None`) to the next.
+    scheduling(body)
+        .or_else(|| processes(body))
+        .or_else(|| interrupts(body))
+        .or_else(|| hrtimers(body, function))
+        .or_else(|| workqueue(body, function))
+        .or_else(|| markers_and_syscalls(body))
+        .unwrap_or(EventKind::Other)
+}
+
+fn scheduling(body: &Body) -> Option<EventKind<'_>> {
+    Some(match body {
         // A field the event lacks is unknown: pid 0 would be the idle task, prio 0 the
         // highest real-time priority.
         Body::SchedSwitch(e) => EventKind::SchedSwitch {
@@ -93,6 +105,12 @@ pub fn kind<'a>(body: &'a Body, function: &'a str, payload: &'a str) -> EventKin
             orig_cpu: e.orig_cpu.unwrap_or(0) as u32,
             dest_cpu: e.dest_cpu.unwrap_or(0) as u32,
         },
+        _ => return None,
+    })
+}
+
+fn processes(body: &Body) -> Option<EventKind<'_>> {
+    Some(match body {
         Body::SchedProcessFork(e) => EventKind::SchedProcessFork {
             parent_comm: s(&e.parent_comm),
             parent_pid: e.parent_pid.unwrap_or(0),
@@ -104,6 +122,13 @@ pub fn kind<'a>(body: &'a Body, function: &'a str, payload: &'a str) -> EventKin
             pid: e.pid.unwrap_or(0),
             prio: e.prio.unwrap_or(0),
         },
+        _ => return None,
+    })
+}
+
+/// Hard IRQs, softirqs and IPIs.
+fn interrupts(body: &Body) -> Option<EventKind<'_>> {
+    Some(match body {
         Body::IrqHandlerEntry(e) => EventKind::IrqHandlerEntry {
             irq: e.irq.unwrap_or(0) as u32,
             name: s(&e.name),
@@ -124,6 +149,21 @@ pub fn kind<'a>(body: &'a Body, function: &'a str, payload: &'a str) -> EventKin
             vec: e.vec.unwrap_or(0),
             action: softirq_action(e.vec.unwrap_or(0)),
         },
+        Body::IpiRaise(e) => EventKind::IpiRaise {
+            reason: s(&e.reason),
+        },
+        Body::IpiEntry(e) => EventKind::IpiEntry {
+            reason: s(&e.reason),
+        },
+        Body::IpiExit(e) => EventKind::IpiExit {
+            reason: s(&e.reason),
+        },
+        _ => return None,
+    })
+}
+
+fn hrtimers<'a>(body: &'a Body, function: &'a str) -> Option<EventKind<'a>> {
+    Some(match body {
         Body::HrtimerStart(e) => EventKind::HrtimerStart {
             hrtimer: e.hrtimer.unwrap_or(0),
             function,
@@ -141,15 +181,12 @@ pub fn kind<'a>(body: &'a Body, function: &'a str, payload: &'a str) -> EventKin
         Body::HrtimerCancel(e) => EventKind::HrtimerCancel {
             hrtimer: e.hrtimer.unwrap_or(0),
         },
-        Body::IpiRaise(e) => EventKind::IpiRaise {
-            reason: s(&e.reason),
-        },
-        Body::IpiEntry(e) => EventKind::IpiEntry {
-            reason: s(&e.reason),
-        },
-        Body::IpiExit(e) => EventKind::IpiExit {
-            reason: s(&e.reason),
-        },
+        _ => return None,
+    })
+}
+
+fn workqueue<'a>(body: &'a Body, function: &'a str) -> Option<EventKind<'a>> {
+    Some(match body {
         Body::WorkqueueQueueWork(e) => EventKind::WorkqueueQueueWork {
             work: e.work.unwrap_or(0),
             function,
@@ -168,6 +205,12 @@ pub fn kind<'a>(body: &'a Body, function: &'a str, payload: &'a str) -> EventKin
             work: e.work.unwrap_or(0),
             function,
         },
+        _ => return None,
+    })
+}
+
+fn markers_and_syscalls(body: &Body) -> Option<EventKind<'_>> {
+    Some(match body {
         Body::Print(e) => EventKind::Marker {
             kind: MarkerKind::Print,
             text: line(&e.buf),
@@ -183,12 +226,17 @@ pub fn kind<'a>(body: &'a Body, function: &'a str, payload: &'a str) -> EventKin
             nr: e.id.unwrap_or(0),
             ret: e.ret.unwrap_or(0),
         },
-        _ => EventKind::Other,
-    }
+        _ => return None,
+    })
 }
 
 fn cpu(c: Option<i32>) -> Option<u32> {
     c.and_then(|c| u32::try_from(c).ok())
+}
+
+/// An optional string field's text, empty when the event lacks it.
+pub(super) fn s(o: &Option<String>) -> &str {
+    o.as_deref().unwrap_or("")
 }
 
 /// Text written to the trace, without the newline `trace_marker` writes usually end with.
