@@ -8,7 +8,15 @@ fn dependencies(package: &str) -> Vec<String> {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
-        .args(["tree", "--offline", "--locked", "-e", "normal", "--prefix", "none"])
+        .args([
+            "tree",
+            "--offline",
+            "--locked",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+        ])
         .args(["--format", "{p}", "-p", package])
         .current_dir(root)
         .output()
@@ -34,7 +42,13 @@ fn assert_none_of(package: &str, forbidden: &[&str]) {
 
 #[test]
 fn the_analyses_pull_in_no_rendering_library() {
-    let rendering = ["maud", "plotters", "parquet", "parquet_derive", "rtsleuth-render"];
+    let rendering = [
+        "maud",
+        "plotters",
+        "parquet",
+        "parquet_derive",
+        "rtsleuth-render",
+    ];
     // The listing names them where they are used: the rendering crate has them all.
     let render = dependencies("rtsleuth-render");
     assert!(rendering[..4].iter().all(|r| render.iter().any(|d| d == r)));
@@ -46,6 +60,12 @@ fn the_analyses_pull_in_no_rendering_library() {
 fn the_readers_know_no_analysis() {
     assert_none_of(
         "rtsleuth-trace",
-        &["rtsleuth-analyze", "rtsleuth-render", "rtsleuth-live", "maud", "parquet"],
+        &[
+            "rtsleuth-analyze",
+            "rtsleuth-render",
+            "rtsleuth-live",
+            "maud",
+            "parquet",
+        ],
     );
 }

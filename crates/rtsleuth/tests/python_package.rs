@@ -49,7 +49,9 @@ fn pip_install_builds_a_package_that_matches_the_cli() {
     let venv = tempfile::tempdir().unwrap();
     let bin = |name: &str| venv.path().join("bin").join(name);
     check(
-        Command::new("python3").args(["-m", "venv"]).arg(venv.path()),
+        Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(venv.path()),
         "python3 -m venv",
     );
     check(
