@@ -77,11 +77,11 @@ pub enum GraphLine<'a> {
     Blank,
     Unparsed,
 }
+
 /// True when `line` is unmistakably a timed function_graph call (format detection).
 pub fn is_graph_line(line: &str) -> bool {
     line.contains('|') && matches!(parse_line(line), GraphLine::Call(_) | GraphLine::IrqMarker)
 }
-
 
 /// Classifies one line (without its newline).
 pub fn parse_line(line: &str) -> GraphLine<'_> {
