@@ -914,7 +914,7 @@ impl EventSink for Explain {
     }
 
     fn decode(&self) -> Decode {
-        Decode::Everything
+        Decode::Typed
     }
 
     /// perf.data records carry the context flags, but no tool of perf's prints them (`perf

@@ -165,7 +165,7 @@ impl EventSink for Irq {
     }
 
     fn decode(&self) -> Decode {
-        Decode::Everything
+        Decode::Typed
     }
 
     fn lost(&mut self, cpu: Option<u32>, _count: Option<u64>) {

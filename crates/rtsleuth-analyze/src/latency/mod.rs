@@ -252,7 +252,7 @@ impl EventSink for Latency {
         match self.irq {
             // Any interrupt's entry ends the visit of the one before; x86 names its vectors'
             // events freely, so every event is decoded.
-            Some(_) => Decode::Everything,
+            Some(_) => Decode::Typed,
             None => Decode::LATENCY,
         }
     }

@@ -22,7 +22,12 @@ use crate::input::{Format, Input};
 /// `Everything`, and otherwise may leave it empty.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decode {
+    /// Every event typed, and every payload as text.
     Everything,
+    /// Every event typed; a binary reader prints a payload only where typing needs the text,
+    /// so an event it types straight from its fields (the scheduler's) has none. For sinks
+    /// that read kinds, and payload fields only of events without a kind of their own.
+    Typed,
     Only(&'static [&'static str]),
 }
 
@@ -51,17 +56,19 @@ impl Decode {
     pub const LATENCY: Decode = Decode::Only(SCHED_THEN_TIMERLAT);
 
     /// What two sinks fed the same stream need together.
+    /// Payload text is promised only by `Everything`, so only it survives a union; two
+    /// different lists of names are covered by typing every event.
     pub fn union(self, other: Decode) -> Decode {
-        if self == other {
-            self
-        } else {
-            Decode::Everything
+        match (self, other) {
+            (a, b) if a == b => a,
+            (Decode::Everything, _) | (_, Decode::Everything) => Decode::Everything,
+            _ => Decode::Typed,
         }
     }
 
     pub fn wants(self, name: &str) -> bool {
         match self {
-            Decode::Everything => true,
+            Decode::Everything | Decode::Typed => true,
             // Comparing first bytes rejects almost every name without a string compare.
             Decode::Only(names) => names
                 .iter()

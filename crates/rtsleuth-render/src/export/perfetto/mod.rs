@@ -149,7 +149,7 @@ impl<W: Write + Send> EventSink for PerfettoExport<W> {
     }
 
     fn decode(&self) -> Decode {
-        Decode::Everything
+        Decode::Typed
     }
 
     fn lost(&mut self, cpu: Option<u32>, _count: Option<u64>) {
