@@ -9,27 +9,17 @@
 
 mod common;
 
-use common::{ok, repo_root, rtsleuth};
+use common::{ok, peers_ready, repo_root, rtsleuth};
 use serde_json::Value;
 use std::process::Command;
 
 /// Whether Perfetto's Python classes can be imported here.
 fn perfetto_python() -> bool {
-    let found = Command::new("python3")
-        .args([
-            "-c",
-            "import perfetto.protos.perfetto.trace.perfetto_trace_pb2",
-        ])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must have python3 with the perfetto package (.ci/run installs it)"
-        );
-        println!("skipped: python3 -c 'import perfetto' fails (pip install perfetto)");
-    }
-    found
+    let import = "import perfetto.protos.perfetto.trace.perfetto_trace_pb2";
+    peers_ready(
+        &[&["python3", "-c", import]],
+        "pip install perfetto; .ci/run installs it",
+    )
 }
 
 /// Exports `trace` with `options`, and returns explain's JSON with the same options, the

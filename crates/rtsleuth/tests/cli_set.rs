@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{golden, ok, repo_root, run};
+use common::{golden, ok, peers_ready, repo_root, run};
 use serde_json::Value;
 use std::process::Command;
 
@@ -290,26 +290,14 @@ fn set_text_golden() {
     );
 }
 
-/// Whether DuckDB's Python package can be imported here.
-fn duckdb_python() -> bool {
-    let found = Command::new("python3")
-        .args(["-c", "import duckdb"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must have python3 with the duckdb package (.ci/run installs it)"
-        );
-        println!("skipped: python3 -c 'import duckdb' fails (python3 -m pip install duckdb)");
-    }
-    found
-}
-
 /// README's example queries on `explain --parquet` of every lab run return the injected causes.
 #[test]
 fn parquet_queries_find_the_lab_culprits() {
-    if !duckdb_python() {
+    let duckdb: [&[&str]; 1] = [&["python3", "-c", "import duckdb"]];
+    if !peers_ready(
+        &duckdb,
+        "python3 -m pip install duckdb; .ci/run installs it",
+    ) {
         return;
     }
     let d = tempfile::tempdir().unwrap();
@@ -338,7 +326,11 @@ fn parquet_queries_find_the_lab_culprits() {
 /// read back by DuckDB.
 #[test]
 fn parquet_tables_hold_the_preemption_waits() {
-    if !duckdb_python() {
+    let duckdb: [&[&str]; 1] = [&["python3", "-c", "import duckdb"]];
+    if !peers_ready(
+        &duckdb,
+        "python3 -m pip install duckdb; .ci/run installs it",
+    ) {
         return;
     }
     let d = tempfile::tempdir().unwrap();

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::repo_root;
+use common::{peers_ready, repo_root};
 use std::path::Path;
 use std::process::Command;
 
@@ -26,24 +26,10 @@ fn check(cmd: &mut Command, what: &str) -> String {
 /// The lab's stock-kernel hardirq run: an injected hrtimer callback in hard-IRQ context.
 const LAB_RUN: &str = "tests/fixtures/lab/stock/hardirq/trace.txt.zst";
 
-fn python3() -> bool {
-    let found = Command::new("python3")
-        .args(["-c", "import venv"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must have python3 with venv (Debian: python3-venv)"
-        );
-        println!("skipped: python3 -c 'import venv' fails");
-    }
-    found
-}
-
 #[test]
 fn pip_install_builds_a_package_that_matches_the_cli() {
-    if !python3() {
+    let venv: [&[&str]; 1] = [&["python3", "-c", "import venv"]];
+    if !peers_ready(&venv, "python3 with venv; Debian: python3-venv") {
         return;
     }
     let venv = tempfile::tempdir().unwrap();

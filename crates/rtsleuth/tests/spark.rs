@@ -7,52 +7,22 @@
 
 mod common;
 
-use common::{ok, repo_root};
+use common::{ok, peers_ready, repo_root};
 use std::process::Command;
-
-/// Whether the Spark test can run here. Without CI a missing piece skips it (a developer's
-/// machine may have no JVM); in CI it must not pass silently by skipping.
-fn spark_ready() -> bool {
-    let works = |program: &str, args: &[&str]| {
-        Command::new(program)
-            .args(args)
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    let missing: Vec<&str> = [
-        (
-            "python3 -c 'import pyspark'",
-            works("python3", &["-c", "import pyspark"]),
-        ),
-        (
-            "python3 -c 'import duckdb'",
-            works("python3", &["-c", "import duckdb"]),
-        ),
-        ("java -version", works("java", &["-version"])),
-    ]
-    .into_iter()
-    .filter(|(_, ok)| !ok)
-    .map(|(what, _)| what)
-    .collect();
-    if missing.is_empty() {
-        return true;
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "CI must have pyspark, duckdb and java (.ci/run installs them); failing: {missing:?}"
-    );
-    println!(
-        "skipped: failing: {} (python3 -m pip install pyspark duckdb; a Java 17 runtime)",
-        missing.join(", ")
-    );
-    false
-}
 
 /// The README's Spark queries and DuckDB queries return the same rows on `explain --parquet`
 /// of the lab, and those rows hold what the lab injected (its expected.json files).
 #[test]
 fn spark_and_duckdb_agree_on_the_readme_queries() {
-    if !spark_ready() {
+    let probes: [&[&str]; 3] = [
+        &["python3", "-c", "import pyspark"],
+        &["python3", "-c", "import duckdb"],
+        &["java", "-version"],
+    ];
+    if !peers_ready(
+        &probes,
+        ".ci/run installs pyspark, duckdb and a Java 17 runtime",
+    ) {
         return;
     }
     let d = tempfile::tempdir().unwrap();

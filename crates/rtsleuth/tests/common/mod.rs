@@ -37,6 +37,31 @@ pub fn ok(args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// Whether every probe (a command and its arguments) succeeds here: the peers a test needs.
+/// Without `CI` a failing one skips the test, with `install` as the hint (a developer's machine
+/// may lack them); with `CI` set it fails the test, which must not pass by skipping.
+pub fn peers_ready(probes: &[&[&str]], install: &str) -> bool {
+    let failing: Vec<String> = probes
+        .iter()
+        .filter(|p| {
+            !Command::new(p[0])
+                .args(&p[1..])
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .map(|p| p.join(" "))
+        .collect();
+    if failing.is_empty() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI must have what these need ({install}); failing: {failing:?}"
+    );
+    println!("skipped: failing: {} ({install})", failing.join(", "));
+    false
+}
+
 /// Compares `got` with the golden file, or rewrites it when `UPDATE_GOLDEN=1`.
 pub fn golden(name: &str, got: &str) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
