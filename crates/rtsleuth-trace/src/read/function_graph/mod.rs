@@ -11,7 +11,7 @@
 
 mod block;
 
-pub use crate::graph_line::{is_graph_line, parse_line, Call, CallKind, GraphLine, Task};
+pub use crate::graph_line::{Call, CallKind, Task};
 
 use super::info::TraceInfo;
 use crate::error::{Error, Result};
