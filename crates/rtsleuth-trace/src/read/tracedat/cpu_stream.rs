@@ -6,21 +6,40 @@ use super::chunk_feed::ChunkFeed;
 use super::codec::Codec;
 use super::options::CpuData;
 use crate::ring_buffer::{Missed, Page, PageLayout, RecordCursor};
-use std::ops::Range;
+use std::ops::{Deref, Range};
+use std::sync::Arc;
+
+/// Bytes that records live in: a CPU's region of a mapped file, or one decompressed chunk,
+/// shared with the batches of records still being decoded from it.
+#[derive(Clone)]
+pub enum Buf<'f> {
+    File(&'f [u8]),
+    Chunk(Arc<Vec<u8>>),
+}
+
+impl Deref for Buf<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Buf::File(b) => b,
+            Buf::Chunk(c) => c,
+        }
+    }
+}
 
 /// Where the pages come from.
 enum Source<'f> {
     /// Uncompressed: the CPU's region of the file.
     Raw(&'f [u8]),
     /// Compressed chunks, decompressed ahead by a feed; `buf` holds the current one.
-    Chunks { feed: ChunkFeed, buf: Vec<u8> },
+    Chunks { feed: ChunkFeed, buf: Arc<Vec<u8>> },
 }
 
 /// A record ready to be handed out: its time and where its bytes are in the current buffer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pending {
     pub ts: u64,
-    data: Range<usize>,
+    pub data: Range<usize>,
 }
 
 pub struct CpuStream<'f> {
@@ -29,6 +48,9 @@ pub struct CpuStream<'f> {
     layout: PageLayout,
     /// File offset of the region, for messages.
     base: u64,
+    /// Counts the buffers this stream has read from, so that a batch can tell a new chunk
+    /// from the one it already holds.
+    pub generation: u64,
     /// Start of the next page in the current buffer.
     next_page: usize,
     /// The current page's record data in the buffer, and the position in it.
@@ -81,7 +103,7 @@ impl<'f> CpuStream<'f> {
                 let count = c.u32("chunk count")?;
                 Source::Chunks {
                     feed: ChunkFeed::spawn(scope, codec, c, count)?,
-                    buf: Vec::new(),
+                    buf: Arc::default(),
                 }
             }
         };
@@ -90,6 +112,7 @@ impl<'f> CpuStream<'f> {
             source,
             layout,
             base: data.offset,
+            generation: 0,
             next_page: 0,
             page: None,
             lost: None,
@@ -104,9 +127,12 @@ impl<'f> CpuStream<'f> {
         }
     }
 
-    /// The bytes of a pending record.
-    pub fn data(&self, p: &Pending) -> &[u8] {
-        &self.buf()[p.data.clone()]
+    /// The buffer the pending records' ranges are in, to be held while they are decoded.
+    pub fn shared_buf(&self) -> Buf<'f> {
+        match &self.source {
+            Source::Raw(b) => Buf::File(b),
+            Source::Chunks { buf, .. } => Buf::Chunk(Arc::clone(buf)),
+        }
     }
 
     /// The next record, or `None` when the CPU has no more. Corrupt pages are recorded in
@@ -171,9 +197,12 @@ impl<'f> CpuStream<'f> {
         let Source::Chunks { feed, buf } = &mut self.source else {
             return false;
         };
-        match feed.next(std::mem::take(buf)) {
+        // The spent buffer goes back to the feed unless a batch still holds it.
+        let spent = Arc::try_unwrap(std::mem::take(buf)).unwrap_or_default();
+        match feed.next(spent) {
             Some(Ok(b)) => {
-                *buf = b;
+                *buf = Arc::new(b);
+                self.generation += 1;
                 self.next_page = 0;
                 true
             }

@@ -75,19 +75,56 @@ impl Decoded<'_> {
 
 /// Turns records into events, with what it met that it could not decode counted for notes.
 pub struct RecordDecoder<'m> {
-    meta: &'m Metadata<'m>,
-    decode: Decode,
-    /// By event id, made when the first record of the id is met.
-    plans: Vec<Option<Plan>>,
-    cx: render::Context<'m>,
+    planner: Planner<'m>,
     payload: String,
-    unknown_ids: FxHashMap<u16, u64>,
-    short_records: u64,
 }
 
 impl<'m> RecordDecoder<'m> {
     pub fn new(meta: &'m Metadata<'m>, decode: Decode) -> RecordDecoder<'m> {
         RecordDecoder {
+            planner: Planner::new(meta, decode),
+            payload: String::with_capacity(256),
+        }
+    }
+
+    /// The event in `data`; `None` (and counted) when the record is too short for the common
+    /// fields or its id has no format in the file.
+    pub fn decode<'s>(&'s mut self, data: &'s [u8]) -> Option<Decoded<'s>> {
+        self.payload.clear();
+        let prepared = self.planner.prepare(data, &mut self.payload)?;
+        self.planner.decoded(prepared, data, &self.payload)
+    }
+
+    /// What could not be decoded, one note each.
+    pub fn finish(self, notes: &mut Vec<String>) {
+        self.planner.finish(notes);
+    }
+}
+
+/// A record whose payload text, if any is wanted, has been printed: what
+/// [`Planner::decoded`] needs to finish it.
+#[derive(Debug, Clone, Copy)]
+pub struct Prepared {
+    id: u16,
+    pid: i32,
+}
+
+/// Decodes records in two steps, so that a batch's payload texts can all be printed into one
+/// buffer before any event borrows from it: [`Planner::prepare`] prints what text is wanted,
+/// [`Planner::decoded`] types the event from its bytes and that text.
+pub struct Planner<'m> {
+    meta: &'m Metadata<'m>,
+    decode: Decode,
+    /// By event id, made when the first record of the id is met.
+    plans: Vec<Option<Plan>>,
+    cx: render::Context<'m>,
+    unknown_ids: FxHashMap<u16, u64>,
+    short_records: u64,
+}
+
+impl<'m> Planner<'m> {
+    pub fn new(meta: &'m Metadata<'m>, decode: Decode) -> Planner<'m> {
+        Planner {
             meta,
             decode,
             plans: vec![None; meta.formats.id_bound()],
@@ -97,15 +134,15 @@ impl<'m> RecordDecoder<'m> {
                 symbols: &meta.symbols,
                 printk: &meta.printk,
             },
-            payload: String::with_capacity(256),
             unknown_ids: FxHashMap::default(),
             short_records: 0,
         }
     }
 
-    /// The event in `data`; `None` (and counted) when the record is too short for the common
-    /// fields or its id has no format in the file.
-    pub fn decode<'s>(&'s mut self, data: &'s [u8]) -> Option<Decoded<'s>> {
+    /// Appends the payload text the record's plan wants (none for most scheduler events) to
+    /// `text`; `None` (and counted) when the record is too short for the common fields or its
+    /// id has no format in the file.
+    pub fn prepare(&mut self, data: &[u8], text: &mut String) -> Option<Prepared> {
         let e = self.meta.header.endian;
         let (Some(id), Some(pid)) = (e.uint(data, 2), data.get(4..).and_then(|d| e.int(d, 4)))
         else {
@@ -117,35 +154,44 @@ impl<'m> RecordDecoder<'m> {
             *self.unknown_ids.entry(id).or_default() += 1;
             return None;
         };
-        let name: &str = &format.name;
         let decode = self.decode;
-        let plan = &*self.plans[usize::from(id)].get_or_insert_with(|| Plan {
-            typed: decode.wants(name),
+        let plan = self.plans[usize::from(id)].get_or_insert_with(|| Plan {
+            typed: decode.wants(&format.name),
             text: decode == Decode::Everything,
             fast: Typed::for_format(format),
         });
-        let switched_in = plan.fast.as_ref().and_then(|t| t.switched_in(data, e));
-        self.payload.clear();
-        if plan.text {
-            render::payload(&mut self.payload, format, data, &self.cx);
+        if plan.text || (plan.typed && plan.fast.is_none()) {
+            render::payload(text, format, data, &self.cx);
         }
+        Some(Prepared {
+            id,
+            pid: pid as i32,
+        })
+    }
+
+    /// The event of a prepared record, `text` being the payload [`Planner::prepare`] printed
+    /// for it (empty when it printed none).
+    pub fn decoded<'a>(&self, p: Prepared, data: &'a [u8], text: &'a str) -> Option<Decoded<'a>>
+    where
+        'm: 'a,
+    {
+        let meta: &'m Metadata<'m> = self.meta;
+        let format = meta.format(p.id)?;
+        let plan = self.plans[usize::from(p.id)].as_ref()?;
+        let name: &str = &format.name;
+        let e = self.meta.header.endian;
         let kind = match plan {
             Plan { typed: false, .. } => EventKind::Other,
             Plan { fast: Some(t), .. } => t.kind(data, e).unwrap_or(EventKind::Other),
-            Plan { text, .. } => {
-                if !text {
-                    render::payload(&mut self.payload, format, data, &self.cx);
-                }
-                payload::decode(name, &self.payload)
-            }
+            Plan { fast: None, .. } => payload::decode(name, text),
         };
         Some(Decoded {
             name,
-            pid: pid as i32,
+            pid: p.pid,
             flags: flags(data[2], data[3]),
-            payload: &self.payload,
+            payload: text,
             kind,
-            switched_in,
+            switched_in: plan.fast.as_ref().and_then(|t| t.switched_in(data, e)),
         })
     }
 
@@ -168,6 +214,14 @@ impl<'m> RecordDecoder<'m> {
                 self.short_records
             ));
         }
+    }
+
+    /// Adds another planner's counts of what could not be decoded (a worker's, at the end).
+    pub fn absorb_counts(&mut self, other: Planner<'m>) {
+        for (id, n) in other.unknown_ids {
+            *self.unknown_ids.entry(id).or_default() += n;
+        }
+        self.short_records += other.short_records;
     }
 }
 

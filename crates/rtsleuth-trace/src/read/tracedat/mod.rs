@@ -5,8 +5,9 @@
 //! One module per on-disk structure: [`file_header`], [`options`], [`metadata`] (the
 //! sections), [`event_format`], [`kallsyms`], [`printk`], [`cmdlines`]; the pages themselves
 //! are decoded by [`crate::ring_buffer`]. Each CPU's records are already in time order, so a
-//! k-way merge over one cursor per CPU gives the whole trace in order with one page (or one
-//! decompressed chunk) per CPU in memory.
+//! k-way merge over one cursor per CPU ([`merge`]) gives the whole trace in order; it is cut
+//! into batches that worker threads decode while the analysis takes earlier ones
+//! ([`pipeline`]).
 //!
 //! Records become the same [`Event`]s the text reader makes. The scheduler events are typed
 //! straight from their fields; the others are printed as text (as the kernel or
@@ -14,6 +15,7 @@
 //! analysis works unchanged. The text payload is printed only for events the sink wants typed
 //! and lacks a direct typing, or for every event when the sink wants everything.
 
+mod batch;
 mod bprint;
 mod bytes;
 mod chunk_feed;
@@ -28,8 +30,10 @@ mod file_header;
 mod format_table;
 mod kallsyms;
 mod latency_text;
+mod merge;
 mod metadata;
 mod options;
+mod pipeline;
 mod printf;
 mod printk;
 mod render;
@@ -46,14 +50,13 @@ pub(crate) use metadata::Metadata;
 pub use options::id as option_id;
 
 use super::ftrace_text;
-use super::{Decode, EventSink, TraceInfo};
+use super::{EventSink, TraceInfo};
 use crate::error::{Error, Result};
 use crate::input::{describe_read_error, Damaged, Format, Input};
-use cpu_stream::{CpuStream, Pending};
+use cpu_stream::CpuStream;
 use latency_text::TextStream;
+use merge::{Clock, Merger};
 use options::Tsc2Nsec;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::io::Read;
 
 const FORMAT: &str = "trace-cmd trace.dat";
@@ -127,10 +130,13 @@ pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo
         for cpu in meta.options.overrun_cpus() {
             sink.history_begins(Some(cpu));
         }
-        let mut decoder = Decoder::new(&meta, sink.decode());
-        merge(&mut streams, &mut decoder, &mut info, sink);
-        decoder.finish(&mut info);
-        streams.iter().flat_map(|s| &s.faults).map(note).collect()
+        let clock = Clock {
+            tsc: tsc2nsec(&meta),
+            offset: meta.options.ts_offset,
+        };
+        let merger = Merger::new(streams, clock);
+        let faults = pipeline::run(scope, &meta, merger, pipeline::workers(), &mut info, sink);
+        faults.iter().map(note).collect()
     });
     let damaged = faults.len();
     info.notes.extend(faults.into_iter().take(MAX_FAULT_NOTES));
@@ -184,113 +190,6 @@ fn load(mut input: Input) -> Result<(Bytes, Option<Damaged>)> {
             Ok(damage) => Err(damage.into_error()),
             Err(e) => Err(describe_read_error(&input.name, e)),
         },
-    }
-}
-
-/// Hands the records of all CPUs to the sink in time order (ties in CPU order).
-///
-/// A CPU usually has a run of records before another CPU's next one, so the CPU at the top of
-/// the heap keeps going until it passes the runner-up, without a heap operation per record.
-fn merge(
-    streams: &mut [CpuStream<'_>],
-    decoder: &mut Decoder<'_>,
-    info: &mut TraceInfo,
-    sink: &mut (dyn EventSink + Send),
-) {
-    let mut heap: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
-    let mut heads: Vec<Option<Pending>> = Vec::with_capacity(streams.len());
-    for (i, s) in streams.iter_mut().enumerate() {
-        let head = s.next();
-        if let Some(h) = &head {
-            heap.push(Reverse((h.ts, i)));
-        }
-        heads.push(head);
-    }
-    while let Some(Reverse((_, i))) = heap.pop() {
-        let runner_up = heap.peek().map(|Reverse(k)| *k);
-        let s = &mut streams[i];
-        let mut pending = heads[i].take();
-        while let Some(p) = pending {
-            if runner_up.is_some_and(|r| (p.ts, i) > r) {
-                heap.push(Reverse((p.ts, i)));
-                heads[i] = Some(p);
-                break;
-            }
-            if let Some(missed) = s.lost.take() {
-                let count = missed.count();
-                info.lost_events += count.unwrap_or(0);
-                info.lines.lost_markers += 1;
-                sink.lost(Some(s.cpu), count);
-            }
-            decoder.emit(s.cpu, p.ts, s.data(&p), info, sink);
-            pending = s.next();
-        }
-    }
-}
-
-/// Turns records into events: the record decoding shared with perf.data, plus what only a
-/// trace.dat has (its clock conversion and offset, its saved cmdlines).
-struct Decoder<'m> {
-    meta: &'m Metadata<'m>,
-    records: decode::RecordDecoder<'m>,
-    tsc: Option<Tsc2Nsec>,
-    offset: i64,
-    comms: comms::LearntComms,
-}
-
-impl<'m> Decoder<'m> {
-    fn new(meta: &'m Metadata<'m>, decode: Decode) -> Decoder<'m> {
-        let tsc = tsc2nsec(meta);
-        Decoder {
-            meta,
-            records: decode::RecordDecoder::new(meta, decode),
-            tsc,
-            offset: meta.options.ts_offset,
-            comms: comms::LearntComms::default(),
-        }
-    }
-
-    /// The trace clock's value as trace-cmd shows it: TSC cycles converted when the file says
-    /// how, then the file's fixed offset.
-    fn timestamp(&self, raw: u64) -> u64 {
-        let ts = self.tsc.map_or(raw, |t| t.to_ns(raw));
-        ts.wrapping_add_signed(self.offset)
-    }
-
-    fn emit(
-        &mut self,
-        cpu: u32,
-        raw_ts: u64,
-        data: &[u8],
-        info: &mut TraceInfo,
-        sink: &mut (dyn EventSink + Send),
-    ) {
-        let ts = self.timestamp(raw_ts);
-        let Some(d) = self.records.decode(data) else {
-            return;
-        };
-        if let Some((next, next_pid)) = d.switched_in {
-            self.comms.learn(next_pid, next);
-        }
-        let comm = match d.pid {
-            0 => "<idle>",
-            pid => self
-                .meta
-                .cmdlines
-                .get(pid)
-                .or_else(|| self.comms.get(pid))
-                .unwrap_or("<...>"),
-        };
-        let task = decode::Task {
-            pid: d.pid,
-            comm,
-            tgid: None,
-        };
-        d.hand_on(ts, cpu, task, info, sink);
-    }
-
-    fn finish(self, info: &mut TraceInfo) {
-        self.records.finish(&mut info.notes);
     }
 }
 

@@ -1,0 +1,171 @@
+//! A batch: a few thousand records of the merged trace, in time order, with the buffers their
+//! bytes are in. Batches are decoded into events on worker threads while the analysis takes
+//! the events of earlier ones, so decoding no longer shares the analysis's thread.
+
+use super::cpu_stream::Buf;
+use super::decode::{Planner, Prepared};
+use super::Metadata;
+use crate::event::Event;
+use crate::read::Record;
+use self_cell::self_cell;
+use std::ops::Range;
+
+/// Records per batch: enough that handing a batch between threads costs nothing per event,
+/// few enough that the batches in flight stay a few megabytes.
+pub const BATCH_RECORDS: usize = 4096;
+
+/// One record of the merged order.
+pub enum Raw {
+    Event {
+        /// Already converted to the trace clock's nanoseconds (or counts).
+        ts: u64,
+        cpu: u32,
+        /// Index into [`Batch::bufs`], and where the record's bytes are in that buffer.
+        buf: u32,
+        data: Range<usize>,
+        /// Filled in by the worker: `None` for a record it could not decode.
+        prepared: Option<Prepared>,
+        /// The record's printed payload in [`Batch::text`] (empty when none was printed).
+        text: Range<usize>,
+    },
+    /// The ring buffer lost events on `cpu` before the next record of that CPU.
+    Lost { cpu: u32, count: Option<u64> },
+}
+
+/// The records of one batch and everything their events will borrow.
+pub struct Batch<'m> {
+    meta: &'m Metadata<'m>,
+    pub bufs: Vec<Buf<'m>>,
+    pub raws: Vec<Raw>,
+    /// The payload texts the worker printed.
+    text: String,
+}
+
+impl<'m> Batch<'m> {
+    pub fn new(meta: &'m Metadata<'m>) -> Batch<'m> {
+        Batch {
+            meta,
+            bufs: Vec::new(),
+            raws: Vec::with_capacity(BATCH_RECORDS + 16),
+            text: String::new(),
+        }
+    }
+
+    /// Empties the batch for the next records, keeping its allocations.
+    pub fn clear(&mut self) {
+        self.bufs.clear();
+        self.raws.clear();
+        self.text.clear();
+    }
+
+    /// The bytes of a record.
+    fn data(&self, buf: u32, data: &Range<usize>) -> &[u8] {
+        &self.bufs[buf as usize][data.clone()]
+    }
+}
+
+/// The events of a batch, in its order.
+pub struct Events<'a> {
+    pub records: Vec<Record<'a>>,
+    /// Indices (in `records`) of the events whose task `saved_cmdlines` does not name: their
+    /// names come from the switches before them, which only the in-order reader has seen.
+    pub unnamed: Vec<u32>,
+    /// Switches to tasks `saved_cmdlines` does not name: index, and the name and pid of the
+    /// task switched in.
+    pub learnt: Vec<(u32, &'a str, i32)>,
+}
+
+self_cell!(
+    /// A batch and its events, which borrow its buffers and text.
+    pub struct Decoded<'m> {
+        owner: Batch<'m>,
+        #[covariant]
+        dependent: Events,
+    }
+);
+
+/// Prints the payload text each record needs, then types every event: the work a worker
+/// thread does for the reader.
+pub fn decode<'m>(mut batch: Batch<'m>, planner: &mut Planner<'m>) -> Decoded<'m> {
+    let Batch {
+        bufs, raws, text, ..
+    } = &mut batch;
+    for raw in raws.iter_mut() {
+        if let Raw::Event {
+            buf,
+            data,
+            prepared,
+            text: span,
+            ..
+        } = raw
+        {
+            let start = text.len();
+            *prepared = planner.prepare(&bufs[*buf as usize][data.clone()], text);
+            *span = start..text.len();
+        }
+    }
+    let planner = &*planner;
+    Decoded::new(batch, |b| events(b, planner))
+}
+
+/// The events of a prepared batch.
+fn events<'a, 'm: 'a>(b: &'a Batch<'m>, planner: &Planner<'m>) -> Events<'a> {
+    let mut out = Events {
+        records: Vec::with_capacity(b.raws.len()),
+        unnamed: Vec::new(),
+        learnt: Vec::new(),
+    };
+    for raw in &b.raws {
+        let (ts, cpu, prepared, bytes, text) = match raw {
+            Raw::Lost { cpu, count } => {
+                out.records.push(Record::Lost {
+                    cpu: Some(*cpu),
+                    count: *count,
+                });
+                continue;
+            }
+            Raw::Event { prepared: None, .. } => continue,
+            Raw::Event {
+                ts,
+                cpu,
+                buf,
+                data,
+                prepared: Some(p),
+                text,
+            } => (*ts, *cpu, *p, b.data(*buf, data), &b.text[text.clone()]),
+        };
+        let Some(d) = planner.decoded(prepared, bytes, text) else {
+            continue;
+        };
+        let index = out.records.len() as u32;
+        let cmdlines = &b.meta.cmdlines;
+        if let Some((name, pid)) = d
+            .switched_in
+            .filter(|&(_, pid)| cmdlines.get(pid).is_none())
+        {
+            out.learnt.push((index, name, pid));
+        }
+        let comm = match d.pid {
+            0 => "<idle>",
+            pid => cmdlines.get(pid).unwrap_or_else(|| {
+                out.unnamed.push(index);
+                UNNAMED
+            }),
+        };
+        out.records.push(Record::Event(Event {
+            ts,
+            cpu,
+            pid: d.pid,
+            comm,
+            tgid: None,
+            flags: d.flags,
+            name: d.name,
+            payload: d.payload,
+            kind: d.kind,
+        }));
+    }
+    out
+}
+
+/// What trace-cmd prints for a task it has no name for.
+pub const UNNAMED: &str = "<...>";
