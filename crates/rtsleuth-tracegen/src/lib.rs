@@ -3,7 +3,8 @@
 //! exact numbers, and for producing large benchmark inputs.
 //!
 //! The crate deliberately knows nothing about rtsleuth's reader: it only
-//! *produces* text. A small scheduler simulation ([`Scenario`]) yields an
+//! *produces* text (and, for benchmarks, Perfetto protobuf traces in the shape
+//! Android phones write: [`write_compact`]). A small scheduler simulation ([`Scenario`]) yields an
 //! abstract, internally consistent event stream; each [`Variant`] renders that
 //! same stream the way a particular kernel or trace-cmd version prints it, and
 //! the ground truth ([`Expected`]) is computed from the abstract stream with
@@ -36,6 +37,7 @@
 
 mod format;
 mod json;
+mod perfetto;
 mod replicate;
 mod rng;
 mod scenario;
@@ -46,6 +48,7 @@ use std::io::{self, Write};
 
 pub use format::lat_mark;
 pub use json::expected_to_json;
+pub use perfetto::{write_compact, CompactCounts, CompactSpec};
 pub use replicate::{replicate, replicate_str, ReplicateStats};
 pub use rng::SplitMix64;
 pub use scenario::{Policy, Scenario, TaskSpec, Variant};

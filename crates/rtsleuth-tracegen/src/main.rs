@@ -5,7 +5,9 @@ use std::fs;
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
-use rtsleuth_tracegen::{expected_to_json, generate_to, replicate, Scenario, Variant};
+use rtsleuth_tracegen::{
+    expected_to_json, generate_to, replicate, write_compact, CompactSpec, Scenario, Variant,
+};
 
 const USAGE: &str = "\
 usage:
@@ -15,6 +17,11 @@ usage:
            [--spaced-comms] [--empty-cpu] [--start-us US] [--max-samples N] [--trace-cmd-version 6|7]
            [-o OUT]
   tracegen replicate --size SIZE INPUT [-o OUT]
+  tracegen perfetto-compact --events N [--cpus N] [--seed S] [--bundle-events N] -o OUT
+
+perfetto-compact: a Perfetto protobuf trace in the shape Android phones write (per-CPU ftrace
+bundles with compact_sched, interned comms and kernel symbols, other events as FtraceEvent
+messages) of at least N events (K/M suffixes allowed); prints what it wrote as JSON.
 
 variants: modern5 (default), legacy4, tgid, tgid-android, rt7, latency-format,
           trace-cmd, trace-cmd-raw, trace-pipe
@@ -84,6 +91,11 @@ fn real_main() -> Result<(), String> {
         return Ok(());
     }
 
+    if args.peek().map(String::as_str) == Some("perfetto-compact") {
+        args.next();
+        return perfetto_compact(args);
+    }
+
     let mut variant = Variant::Modern5;
     let mut sc_seed = 1u64;
     let mut cpus = 2u32;
@@ -147,6 +159,72 @@ fn real_main() -> Result<(), String> {
         fs::write(&path, expected_to_json(&exp)).map_err(|e| format!("{path}: {e}"))?;
     }
     Ok(())
+}
+
+/// `tracegen perfetto-compact`.
+fn perfetto_compact(mut args: impl Iterator<Item = String>) -> Result<(), String> {
+    let mut spec = CompactSpec::new(0);
+    let mut out = None;
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--events" => {
+                let v = args.next().ok_or("--events needs a value")?;
+                spec.events = parse_count(&v)?;
+            }
+            "--cpus" => spec.cpus = num("--cpus", args.next())?,
+            "--seed" => spec.seed = num("--seed", args.next())?,
+            "--bundle-events" => spec.bundle_events = num("--bundle-events", args.next())?,
+            "-o" | "--output" => out = args.next(),
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return Ok(());
+            }
+            _ => return Err(format!("unexpected argument {a:?}\n{USAGE}")),
+        }
+    }
+    if spec.events == 0 {
+        return Err(format!("perfetto-compact needs --events N\n{USAGE}"));
+    }
+    if !(1..=64).contains(&spec.cpus) || spec.bundle_events < 8 {
+        return Err("--cpus must be 1 to 64 and --bundle-events at least 8".into());
+    }
+    let path = out.ok_or("perfetto-compact needs -o OUT (the trace is binary)")?;
+    let file = fs::File::create(&path).map_err(|e| format!("{path}: {e}"))?;
+    let mut w = BufWriter::with_capacity(1 << 20, file);
+    let n = write_compact(&mut w, &spec).map_err(|e| format!("{path}: {e}"))?;
+    w.flush().map_err(|e| format!("{path}: {e}"))?;
+    println!(
+        "{{\"events\": {}, \"sched_switch\": {}, \"sched_waking\": {}, \"sched_wakeup\": {}, \"irq_handler_entry\": {}, \"irq_handler_exit\": {}, \"softirq_raise\": {}, \"softirq_entry\": {}, \"softirq_exit\": {}, \"hrtimer_start\": {}, \"hrtimer_expire_entry\": {}, \"hrtimer_expire_exit\": {}, \"cpu_idle\": {}, \"print\": {}, \"bundles\": {}, \"packets\": {}, \"bytes\": {}}}",
+        n.events(),
+        n.switches,
+        n.wakings,
+        n.wakeups,
+        n.irq_entries,
+        n.irq_exits,
+        n.softirq_raises,
+        n.softirq_entries,
+        n.softirq_exits,
+        n.hrtimer_starts,
+        n.hrtimer_expire_entries,
+        n.hrtimer_expire_exits,
+        n.cpu_idles,
+        n.prints,
+        n.bundles,
+        n.packets,
+        n.bytes
+    );
+    Ok(())
+}
+
+/// A count with an optional K or M suffix (powers of 1000).
+fn parse_count(s: &str) -> Result<u64, String> {
+    let (num, mul) = match s.trim().char_indices().last() {
+        Some((i, 'k' | 'K')) => (&s[..i], 1_000.0),
+        Some((i, 'm' | 'M')) => (&s[..i], 1_000_000.0),
+        _ => (s, 1.0),
+    };
+    let n: f64 = num.parse().map_err(|_| format!("bad count {s:?}"))?;
+    Ok((n * mul) as u64)
 }
 
 fn main() -> ExitCode {

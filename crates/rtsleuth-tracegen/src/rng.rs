@@ -1,8 +1,8 @@
 //! A tiny deterministic PRNG (splitmix64).
 //!
-//! Why not `rand`: the generator must stay dependency-free and, more
-//! importantly, its output must never change when a dependency is bumped —
-//! tests compare against exact numbers derived from a seed.
+//! Why not `rand`: the generator's output must never change when a
+//! dependency is bumped — tests compare against exact numbers derived from a
+//! seed.
 
 /// splitmix64 (Steele, Lea, Flood 2014): one `u64` of state, passes BigCrush,
 /// good enough to pick plausible trace shapes.
