@@ -17,9 +17,14 @@ It prints the event counts per name as JSON (compact rows counted as sched_switc
 sched_waking). With STATS_JSON (the output of `rtsleuth stats --json TRACE`) it also fails
 unless rtsleuth's `events` and `per_event` are the same counts.
 
+The strict checks are for generated files: real traces written by other Perfetto versions
+may carry fields these protos do not know (the Android traces of ../shared/fixtures/realworld/
+have TracePacket field 76), though their counts still compare (all three agree with rtsleuth).
+
 Perfetto's trace processor (`from perfetto.trace_processor import TraceProcessor`) would be
-the stronger check, but it downloads its shell binary at run time, which this workplace
-cannot; the proto classes come with the package.
+the stronger check, but it downloads its shell binary at run time, from a host outside the
+package registries (not reachable on the development VM); the proto classes come with the
+package.
 """
 import collections
 import json
