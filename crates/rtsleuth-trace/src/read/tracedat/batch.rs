@@ -14,19 +14,18 @@ use std::ops::Range;
 /// few enough that the batches in flight stay a few megabytes.
 pub const BATCH_RECORDS: usize = 4096;
 
-/// One record of the merged order.
+/// One record of the merged order: 32 bytes, as the merging thread writes a few million of
+/// them a second.
+#[derive(Clone, Copy)]
 pub enum Raw {
     Event {
         /// Already converted to the trace clock's nanoseconds (or counts).
         ts: u64,
         cpu: u32,
-        /// Index into [`Batch::bufs`], and where the record's bytes are in that buffer.
+        /// Index into [`Batch::bufs`], and where the record's bytes are in that page.
         buf: u32,
-        data: Range<usize>,
-        /// Filled in by the worker: `None` for a record it could not decode.
-        prepared: Option<Prepared>,
-        /// The record's printed payload in [`Batch::text`] (empty when none was printed).
-        text: Range<usize>,
+        start: u32,
+        len: u32,
     },
     /// The ring buffer lost events on `cpu` before the next record of that CPU.
     Lost { cpu: u32, count: Option<u64> },
@@ -37,6 +36,9 @@ pub struct Batch<'m> {
     meta: &'m Metadata<'m>,
     pub bufs: Vec<Buf<'m>>,
     pub raws: Vec<Raw>,
+    /// Filled in by the worker, one per raw record: what [`Planner::prepare`] made of it
+    /// (`None`: not an event it could decode) and its printed payload in `text`.
+    prepared: Vec<(Option<Prepared>, Range<usize>)>,
     /// The payload texts the worker printed.
     text: String,
 }
@@ -47,6 +49,7 @@ impl<'m> Batch<'m> {
             meta,
             bufs: Vec::new(),
             raws: Vec::with_capacity(BATCH_RECORDS + 16),
+            prepared: Vec::new(),
             text: String::new(),
         }
     }
@@ -55,12 +58,14 @@ impl<'m> Batch<'m> {
     pub fn clear(&mut self) {
         self.bufs.clear();
         self.raws.clear();
+        self.prepared.clear();
         self.text.clear();
     }
 
     /// The bytes of a record.
-    fn data(&self, buf: u32, data: &Range<usize>) -> &[u8] {
-        &self.bufs[buf as usize][data.clone()]
+    fn data(&self, buf: u32, start: u32, len: u32) -> &[u8] {
+        let (start, len) = (start as usize, len as usize);
+        &self.bufs[buf as usize][start..start + len]
     }
 }
 
@@ -87,23 +92,23 @@ self_cell!(
 /// Prints the payload text each record needs, then types every event: the work a worker
 /// thread does for the reader.
 pub fn decode<'m>(mut batch: Batch<'m>, planner: &mut Planner<'m>) -> Decoded<'m> {
-    let Batch {
-        bufs, raws, text, ..
-    } = &mut batch;
-    for raw in raws.iter_mut() {
-        if let Raw::Event {
-            buf,
-            data,
-            prepared,
-            text: span,
-            ..
-        } = raw
-        {
-            let start = text.len();
-            *prepared = planner.prepare(&bufs[*buf as usize][data.clone()], text);
-            *span = start..text.len();
-        }
+    let mut prepared = std::mem::take(&mut batch.prepared);
+    prepared.clear();
+    for raw in &batch.raws {
+        let from = batch.text.len();
+        let p = match *raw {
+            Raw::Event {
+                buf, start, len, ..
+            } => {
+                let (start, len) = (start as usize, len as usize);
+                let data = &batch.bufs[buf as usize][start..start + len];
+                planner.prepare(data, &mut batch.text)
+            }
+            Raw::Lost { .. } => None,
+        };
+        prepared.push((p, from..batch.text.len()));
     }
+    batch.prepared = prepared;
     let planner = &*planner;
     Decoded::new(batch, |b| events(b, planner))
 }
@@ -115,24 +120,26 @@ fn events<'a, 'm: 'a>(b: &'a Batch<'m>, planner: &Planner<'m>) -> Events<'a> {
         unnamed: Vec::new(),
         learnt: Vec::new(),
     };
-    for raw in &b.raws {
-        let (ts, cpu, prepared, bytes, text) = match raw {
-            Raw::Lost { cpu, count } => {
+    for (raw, (prepared, text)) in b.raws.iter().zip(&b.prepared) {
+        let (ts, cpu, prepared, bytes, text) = match (*raw, prepared) {
+            (Raw::Lost { cpu, count }, _) => {
                 out.records.push(Record::Lost {
-                    cpu: Some(*cpu),
-                    count: *count,
+                    cpu: Some(cpu),
+                    count,
                 });
                 continue;
             }
-            Raw::Event { prepared: None, .. } => continue,
-            Raw::Event {
-                ts,
-                cpu,
-                buf,
-                data,
-                prepared: Some(p),
-                text,
-            } => (*ts, *cpu, *p, b.data(*buf, data), &b.text[text.clone()]),
+            (Raw::Event { .. }, None) => continue,
+            (
+                Raw::Event {
+                    ts,
+                    cpu,
+                    buf,
+                    start,
+                    len,
+                },
+                Some(p),
+            ) => (ts, cpu, *p, b.data(buf, start, len), &b.text[text.clone()]),
         };
         let Some(d) = planner.decoded(prepared, bytes, text) else {
             continue;

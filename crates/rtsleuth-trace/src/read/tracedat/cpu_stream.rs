@@ -9,12 +9,12 @@ use crate::ring_buffer::{Missed, Page, PageLayout, RecordCursor};
 use std::ops::{Deref, Range};
 use std::sync::Arc;
 
-/// Bytes that records live in: a CPU's region of a mapped file, or one decompressed chunk,
-/// shared with the batches of records still being decoded from it.
+/// The record data of one page: in a mapped file, or in a decompressed chunk shared with the
+/// batches of records still being decoded from it (from byte `at` on).
 #[derive(Clone)]
 pub enum Buf<'f> {
     File(&'f [u8]),
-    Chunk(Arc<Vec<u8>>),
+    Chunk { chunk: Arc<Vec<u8>>, at: usize },
 }
 
 impl Deref for Buf<'_> {
@@ -22,7 +22,7 @@ impl Deref for Buf<'_> {
     fn deref(&self) -> &[u8] {
         match self {
             Buf::File(b) => b,
-            Buf::Chunk(c) => c,
+            Buf::Chunk { chunk, at } => chunk.get(*at..).unwrap_or_default(),
         }
     }
 }
@@ -35,11 +35,13 @@ enum Source<'f> {
     Chunks { feed: ChunkFeed, buf: Arc<Vec<u8>> },
 }
 
-/// A record ready to be handed out: its time and where its bytes are in the current buffer.
+/// A record ready to be handed out: its time and where its bytes are in its page's record
+/// data (a page is far smaller than 4 GiB).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pending {
     pub ts: u64,
-    pub data: Range<usize>,
+    pub start: u32,
+    pub len: u32,
 }
 
 pub struct CpuStream<'f> {
@@ -48,8 +50,8 @@ pub struct CpuStream<'f> {
     layout: PageLayout,
     /// File offset of the region, for messages.
     base: u64,
-    /// Counts the buffers this stream has read from, so that a batch can tell a new chunk
-    /// from the one it already holds.
+    /// Counts the pages this stream has entered, so that a batch can tell a new page from
+    /// the one it already holds.
     pub generation: u64,
     /// Start of the next page in the current buffer.
     next_page: usize,
@@ -127,11 +129,16 @@ impl<'f> CpuStream<'f> {
         }
     }
 
-    /// The buffer the pending records' ranges are in, to be held while they are decoded.
+    /// The record data of the current page, which pending records index, to be held while
+    /// they are decoded.
     pub fn shared_buf(&self) -> Buf<'f> {
+        let data = self.page.as_ref().map_or(0..0, |(range, _)| range.clone());
         match &self.source {
-            Source::Raw(b) => Buf::File(b),
-            Source::Chunks { buf, .. } => Buf::Chunk(Arc::clone(buf)),
+            Source::Raw(b) => Buf::File(b.get(data).unwrap_or_default()),
+            Source::Chunks { buf, .. } => Buf::Chunk {
+                chunk: Arc::clone(buf),
+                at: data.start,
+            },
         }
     }
 
@@ -146,15 +153,16 @@ impl<'f> CpuStream<'f> {
                         .next(&buf[range.clone()], self.layout.endian)
                         .map(|r| {
                             r.map(|r| {
-                                let start = r.data.as_ptr() as usize - buf.as_ptr() as usize;
-                                (r.ts, start..start + r.data.len())
+                                let start =
+                                    r.data.as_ptr() as usize - buf[range.clone()].as_ptr() as usize;
+                                (r.ts, start as u32, r.data.len() as u32)
                             })
                         })
                 };
                 match next {
-                    Ok(Some((ts, data))) => {
+                    Ok(Some((ts, start, len))) => {
                         self.page = Some((range, cursor));
-                        return Some(Pending { ts, data });
+                        return Some(Pending { ts, start, len });
                     }
                     Ok(None) => {}
                     Err(e) => self.fault(range.start + e.offset, e.reason),
@@ -185,6 +193,7 @@ impl<'f> CpuStream<'f> {
                     }
                     let data = start + self.layout.data_offset;
                     self.page = Some((data..data + len, cursor));
+                    self.generation += 1;
                     return Some(());
                 }
                 Err(e) => self.fault(start + e.offset, e.reason),
@@ -202,7 +211,6 @@ impl<'f> CpuStream<'f> {
         match feed.next(spent) {
             Some(Ok(b)) => {
                 *buf = Arc::new(b);
-                self.generation += 1;
                 self.next_page = 0;
                 true
             }

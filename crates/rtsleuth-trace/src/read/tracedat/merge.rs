@@ -31,7 +31,7 @@ pub struct Merger<'f> {
     heap: BinaryHeap<Reverse<(u64, usize)>>,
     /// Each stream's next record, taken from it but not yet batched.
     heads: Vec<Option<Pending>>,
-    /// Per stream: the generation of its buffer in the batch being filled, and its index there.
+    /// Per stream: the generation of its page in the batch being filled, and its index there.
     held: Vec<Option<(u64, u32)>>,
 }
 
@@ -100,9 +100,8 @@ impl<'f> Merger<'f> {
             ts: self.clock.timestamp(p.ts),
             cpu: s.cpu,
             buf,
-            data: p.data,
-            prepared: None,
-            text: 0..0,
+            start: p.start,
+            len: p.len,
         });
     }
 

@@ -66,6 +66,11 @@ const MAX_FAULT_NOTES: usize = 5;
 
 /// Reads a trace.dat into `sink`.
 pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo> {
+    read_with(input, sink, pipeline::workers())
+}
+
+/// [`read`] with `workers` decoding threads (0: all on the calling thread).
+fn read_with(input: Input, sink: &mut (dyn EventSink + Send), workers: usize) -> Result<TraceInfo> {
     let name = input.name.clone();
     let mut info = TraceInfo::new(&input.name, input.format, input.compression);
     let (bytes, damage) = load(input)?;
@@ -135,7 +140,7 @@ pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo
             offset: meta.options.ts_offset,
         };
         let merger = Merger::new(streams, clock);
-        let faults = pipeline::run(scope, &meta, merger, pipeline::workers(), &mut info, sink);
+        let faults = pipeline::run(scope, &meta, merger, workers, &mut info, sink);
         faults.iter().map(note).collect()
     });
     let damaged = faults.len();
@@ -223,7 +228,10 @@ fn stats_losses(meta: &Metadata, info: &mut TraceInfo) {
 
 #[cfg(test)]
 mod tests {
-    use super::counts_not_time;
+    use super::{counts_not_time, read_with};
+    use crate::event::Event;
+    use crate::input::Input;
+    use crate::read::{Decode, EventSink};
 
     #[test]
     fn only_unconverted_counters_are_counts() {
@@ -240,5 +248,64 @@ mod tests {
         ] {
             assert!(!counts_not_time(clock, false), "{clock:?}");
         }
+    }
+
+    /// Every event, loss and history start as a line, with the decoding a sink asks for.
+    struct Transcript(Decode, Vec<String>);
+
+    impl EventSink for Transcript {
+        fn event(&mut self, ev: &Event<'_>) {
+            self.1.push(format!("{ev:?}"));
+        }
+        fn decode(&self) -> Decode {
+            self.0
+        }
+        fn lost(&mut self, cpu: Option<u32>, count: Option<u64>) {
+            self.1.push(format!("lost {cpu:?} {count:?}"));
+        }
+        fn history_begins(&mut self, cpu: Option<u32>) {
+            self.1.push(format!("history {cpu:?}"));
+        }
+    }
+
+    /// Decoding on worker threads hands on exactly what decoding in line does, in the same
+    /// order: uncompressed and zstd files, one with lost events, one whose tasks are named
+    /// only by the switches to them, for each kind of decoding.
+    #[test]
+    fn worker_threads_change_nothing() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures");
+        let files = [
+            "tracedat/v6.dat",
+            "tracedat/v7-zstd.dat",
+            "tracedat/lost.dat",
+            "tracedat/trace.dat",
+            "recorded/wq/trace.dat",
+        ];
+        let mut losses = 0;
+        for file in files {
+            let path = format!("{dir}/{file}");
+            for decode in [Decode::Everything, Decode::Typed, Decode::SCHED] {
+                let run = |workers| {
+                    let mut t = Transcript(decode, Vec::new());
+                    let info = read_with(Input::open(&path).unwrap(), &mut t, workers).unwrap();
+                    (t.1, format!("{info:?}"))
+                };
+                let (inline, info) = run(0);
+                assert!(inline.len() > 100, "{file}: {} records", inline.len());
+                losses += inline.iter().filter(|l| l.starts_with("lost")).count();
+                for workers in [1, 3] {
+                    let (threaded, threaded_info) = run(workers);
+                    assert_eq!(inline.len(), threaded.len(), "{file} {decode:?} {workers}");
+                    if let Some(i) = (0..inline.len()).find(|&i| inline[i] != threaded[i]) {
+                        panic!(
+                            "{file} {decode:?} {workers}: record {i} differs:\n{}\n{}",
+                            inline[i], threaded[i]
+                        );
+                    }
+                    assert_eq!(info, threaded_info, "{file} {decode:?} {workers}");
+                }
+            }
+        }
+        assert!(losses > 0, "no file had a lost-events marker");
     }
 }

@@ -13,7 +13,7 @@ use crate::read::{EventSink, Record, TraceInfo};
 use std::collections::BTreeMap;
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::{Arc, Mutex};
-use std::thread::Scope;
+use std::thread::{Builder, Scope};
 
 /// How many threads decode: all but the one the analysis runs on, at least one, and no more
 /// than a few (the analysis, not decoding, is the limit beyond that).
@@ -68,11 +68,13 @@ impl<'m> InOrder<'m> {
         merger.faults()
     }
 
+    /// The three stages on their threads. A thread that cannot be started (a process at its
+    /// thread limit) leaves the work to the ones that could, down to reading in line.
     fn threaded<'scope>(
         &mut self,
         scope: &'scope Scope<'scope, '_>,
         meta: &'m Metadata<'m>,
-        mut merger: Merger<'m>,
+        merger: Merger<'m>,
         workers: usize,
         info: &mut TraceInfo,
         sink: &mut (dyn EventSink + Send),
@@ -81,8 +83,24 @@ impl<'m> InOrder<'m> {
         'm: 'scope,
     {
         let (to_decode, batches) = sync_channel::<(u64, Batch<'m>)>(workers * 2);
+        let batches = Arc::new(Mutex::new(batches));
+        let (done, decoded) = sync_channel::<(u64, Decoded<'m>)>(workers * 2);
+        let decode = sink.decode();
+        let decoding: Vec<_> = (0..workers)
+            .map_while(|_| {
+                let (batches, done) = (Arc::clone(&batches), done.clone());
+                let work = move || decode_batches(Planner::new(meta, decode), &batches, &done);
+                Builder::new().spawn_scoped(scope, work).ok()
+            })
+            .collect();
+        drop(done);
         let (spent, recycled) = sync_channel::<Batch<'m>>(workers * 4);
-        let merging = scope.spawn(move || {
+        // The merger goes to its thread once that has started, so that it stays here if not.
+        let (give, merger_in) = sync_channel::<Merger<'m>>(1);
+        let merge = move || {
+            let Ok(mut merger) = merger_in.recv() else {
+                return Vec::new();
+            };
             for seq in 0.. {
                 let mut b = recycled.try_recv().unwrap_or_else(|_| Batch::new(meta));
                 // A closed channel means the reader stopped early.
@@ -91,17 +109,13 @@ impl<'m> InOrder<'m> {
                 }
             }
             merger.faults()
-        });
-        let batches = Arc::new(Mutex::new(batches));
-        let (done, decoded) = sync_channel::<(u64, Decoded<'m>)>(workers * 2);
-        let decode = sink.decode();
-        let decoding: Vec<_> = (0..workers)
-            .map(|_| {
-                let (batches, done) = (Arc::clone(&batches), done.clone());
-                scope.spawn(move || decode_batches(Planner::new(meta, decode), &batches, &done))
-            })
-            .collect();
-        drop(done);
+        };
+        let merging = match Builder::new().spawn_scoped(scope, merge) {
+            Ok(m) if !decoding.is_empty() => m,
+            // Dropping the channels ends the workers and the merging thread.
+            _ => return self.inline(meta, merger, info, sink),
+        };
+        let _ = give.send(merger);
         let recycle = |d: Decoded<'m>| {
             let mut b = d.into_owner();
             b.clear(); // lets go of its chunks now
