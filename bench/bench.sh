@@ -6,7 +6,8 @@
 #
 # Usage: bench/bench.sh [SIZE]     e.g. bench/bench.sh 1G
 # Prints, per command, the best wall time of RUNS runs, MB/s, the ratio to `wc -l`, and the
-# peak RSS of one more (untimed) run under /usr/bin/time.
+# peak RSS of one more (untimed) run under /usr/bin/time; then the targets, met or NOT met:
+# explain >= 1 GB/s, latency within 4x `wc -l`'s time, explain within 1.3x latency's.
 #
 # The same replica serves `rtsleuth explain`. Its payloads are not shifted (hrtimer `now=` and
 # `expires=` stay in each copy's original CLOCK_MONOTONIC values), but explain converts an
@@ -36,13 +37,18 @@ cat "$trace" > /dev/null   # warm the page cache
 bench_floor_table "$trace"
 bench_row "cat (read floor)" cat "$trace"
 bench_row "wc -l (line floor)" wc -l "$trace"
+wc_s=$bench_last
 bench_row "rtsleuth stats" "$bin/rtsleuth" stats "$trace"
 bench_row "rtsleuth latency" "$bin/rtsleuth" latency "$trace"
+latency_s=$bench_last
 bench_row "rtsleuth latency --json" "$bin/rtsleuth" latency --json "$trace"
 bench_row "rtsleuth explain --threshold 100" "$bin/rtsleuth" explain --threshold 100 "$trace"
 explain_s=$bench_last
 awk -v s="$explain_s" -v b="$bytes" \
     'BEGIN { g = b / s / 1e9; printf "target: explain --threshold 100 at %.2f GB/s, target >= 1 GB/s: %s\n", g, (g >= 1 ? "met" : "NOT met") }'
+# Issue 30's ratios: latency within 4x the line floor's time, explain within 1.3x latency's.
+bench_ratio_target "latency / wc -l" "$latency_s" "$wc_s" 4
+bench_ratio_target "explain --threshold 100 / latency" "$explain_s" "$latency_s" 1.3
 # The HTML report runs explain, latency, irq and wq in one pass and draws the page; what it
 # costs over explain alone, on the same trace with the same threshold, is the ratio below.
 bench_row "rtsleuth report --threshold 100" "$bin/rtsleuth" report --threshold 100 -o "$work/report-$size.html" "$trace"

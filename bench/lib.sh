@@ -49,3 +49,15 @@ bench_row() {
     awk -v n="$name" -v s="$s" -v b="$bytes" -v f="$floor" -v r="$rss" \
         'BEGIN { printf "%-48s %8.3f %10.0f %14.2f %12s\n", n, s, b/s/1e6, s/f, r }'
 }
+
+# bench_ratio_target NAME A B MAX: whether A's seconds are within MAX times B's (the issue's
+# ratio targets: explain within 1.3x latency's time, latency within 4x `wc -l`'s); a missing
+# time (a failed row) is reported as such.
+bench_ratio_target() {
+    if [ -z "$2" ] || [ -z "$3" ]; then
+        printf 'target: %s within %sx: a row failed\n' "$1" "$4"
+        return 0
+    fi
+    awk -v n="$1" -v a="$2" -v b="$3" -v m="$4" \
+        'BEGIN { r = a / b; printf "target: %s = %.2fx, target <= %sx: %s\n", n, r, m, (r <= m ? "met" : "NOT met") }'
+}
