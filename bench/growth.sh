@@ -3,9 +3,11 @@
 # reader at two or three sizes, in one run, with time per byte (or per event) and peak RSS
 # compared with the smallest size of the same reader and command.
 #
-# Usage: [SIZES="100M 1G"] [PF_EVENTS="1M 10M"] [DAT_EVENTS="1000000 3000000"] [RUNS=3] \
-#        bench/growth.sh
-#   e.g. SIZES="100M 1G 10G" bench/growth.sh     (10G is opt-in: 10 GiB of disk, ~5 min more)
+# Usage: [SIZES="100M 1G"] [PF_EVENTS="1M 10M"] [DAT_EVENTS="1000000 3000000 10000000"] \
+#        [RUNS=3] bench/growth.sh
+#        bench/growth.sh --table     (the last run's table again, from bench/work/growth.tsv)
+#   e.g. SIZES="100M 1G 10G" bench/growth.sh     (10G is opt-in: 10 GiB of disk; the whole run
+#                                                 took 5 min on the 2-core development VM)
 #        SIZES=10M PF_EVENTS=100K DAT_EVENTS=1000000 RUNS=1 bench/growth.sh   (a quick check)
 #   An empty list leaves that reader out (SIZES= PF_EVENTS= bench/growth.sh: trace.dat only).
 #
@@ -19,11 +21,13 @@
 #                --events N` (as bench/perfetto.sh; remade when tracegen is newer). Commands:
 #                `perfetto_floor` (the prost decode-only peer), `rtsleuth stats`, `latency`,
 #                `explain` (the commands of bench/perfetto.sh).
-#   trace.dat    tracedat-N.dat for each N of DAT_EVENTS (default "1000000 3000000"): v7 zstd
-#                recorded live on this machine by bench/tracedat.sh's recorder
+#   trace.dat    tracedat-N.dat for each N of DAT_EVENTS (default "1000000 3000000 10000000"):
+#                v7 zstd, recorded live on this machine by bench/tracedat.sh's recorder
 #                (`tests/fixtures/recorded/record.sh bench_dat`: root and tracefs; stress-ng,
-#                fifo_burst and cyclictest for a few seconds; tracefs restored on exit) when
-#                missing, the same file `bench/tracedat.sh N` records and reads. A trace.dat
+#                fifo_burst and cyclictest until the ring buffer holds N events, at most 30 s;
+#                about 1.6 M events a second on the development VM, so 10 M took 7 s; a ring
+#                buffer of N x 96 bytes per CPU; tracefs restored on exit) when missing: the
+#                same file `bench/tracedat.sh N` records and reads. A trace.dat
 #                cannot be made bigger offline (`trace-cmd convert` or concatenating copies
 #                does not give a valid larger recording), so without root or tracefs the sizes
 #                not already recorded are skipped with a note. Commands: the libtracecmd
@@ -34,7 +38,11 @@
 #   seconds      the best wall-clock time of RUNS (default 3) runs (bench/lib.sh bench_best)
 #   MB/s, M ev/s the input's bytes (as stored) and events (`rtsleuth stats --json`'s count)
 #                over those seconds
-#   peak RSS KB  /usr/bin/time -f %M of one more, untimed, run (bench_rss)
+#   peak RSS KB  /usr/bin/time -f %M of one more, untimed, run (bench_rss). It counts the
+#                touched pages of a mapped input too: the trace.dat and Perfetto readers map
+#                the file and keep its pages, so their peak RSS grows with the file even where
+#                their own (anonymous) memory does not; RssAnon in /proc/PID/status tells them
+#                apart
 #   time x       time per byte (text) or per event (Perfetto, trace.dat) over that of the same
 #                command on the reader's smallest input: "linear" when at most 1.25
 #   RSS x        peak RSS over that on the smallest input: "flat" when at most 1.5
@@ -50,11 +58,67 @@ work=bench/work
 mkdir -p "$work"
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
+results="$work/growth.tsv"   # one line per row, kept for --table
+
+# table: the table and the verdicts of $results
+table() {
+    echo
+    sed -n 's/^# //p' "$results"
+    awk -F '\t' '
+/^#/ { next }
+{
+    key = $1 SUBSEP $2
+    if (!(key in first)) { first[key] = NR; order[++nkeys] = key }
+    row[NR] = $0; reader[NR] = $1; name[NR] = $2; label[NR] = $3; unit[NR] = $4
+    bytes[NR] = $5; ev[NR] = $6; s[NR] = $7; rss[NR] = $8
+    u = ($4 == "bytes") ? $5 : $6
+    per[NR] = ($7 == "failed") ? "" : $7 / u
+    # the reference: the smallest input of this reader and command that was timed
+    if (per[NR] != "" && (!(key in base_u) || u < base_u[key])) {
+        base_u[key] = u; base_per[key] = per[NR]; base_rss[key] = $8
+    }
+    rows[key] = rows[key] " " NR
+}
+END {
+    printf "%-9s %-34s %-8s %12s %11s %9s %8s %7s %11s %13s %11s\n", "reader", "command", "input",
+        "bytes", "events", "seconds", "MB/s", "M ev/s", "peak RSS KB", "time x", "RSS x"
+    for (k = 1; k <= nkeys; k++) {
+        key = order[k]; n = split(rows[key], ids, " ")
+        worst_t = 0; worst_m = 0; failed = 0; nom = 0
+        for (j = 1; j <= n; j++) {
+            i = ids[j]
+            if (per[i] == "") {
+                printf "%-9s %-34s %-8s %12.0f %11.0f %9s\n", reader[i], name[i], label[i], bytes[i], ev[i], "failed"
+                failed = 1; continue
+            }
+            tr = per[i] / base_per[key]; if (tr > worst_t) worst_t = tr
+            ts = sprintf("%.2f %s", tr, tr <= 1.25 ? "linear" : "NOT")
+            if (rss[i] == "-" || base_rss[key] == "-" || base_rss[key] == 0) { ms = "-"; nom = 1 }
+            else {
+                mr = rss[i] / base_rss[key]; if (mr > worst_m) worst_m = mr
+                ms = sprintf("%.2f %s", mr, mr <= 1.5 ? "flat" : "NOT")
+            }
+            printf "%-9s %-34s %-8s %12.0f %11.0f %9.3f %8.0f %7.2f %11s %13s %11s\n", reader[i], name[i],
+                label[i], bytes[i], ev[i], s[i], bytes[i] / s[i] / 1e6, ev[i] / s[i] / 1e6, rss[i], ts, ms
+        }
+        verdict[k] = sprintf("%-9s %-34s time: %s (worst %.2fx), memory: %s (worst %.2fx)%s", reader[i],
+            name[i], worst_t <= 1.25 ? "linear" : "NOT linear", worst_t,
+            nom ? "unknown" : (worst_m <= 1.5 ? "flat" : "NOT flat"), worst_m, failed ? ", some sizes failed" : "")
+    }
+    print ""
+    print "verdicts (over every size, against the smallest):"
+    for (k = 1; k <= nkeys; k++) print verdict[k]
+}' "$results"
+}
+if [ "${1:-}" = --table ]; then
+    table
+    exit 0
+fi
 cargo build --release --quiet -p rtsleuth -p rtsleuth-tracegen
+printf '# bench/growth.sh: best of %s, %s CPUs, %s; time x: time per byte (text) or per event over the smallest input'"'"'s (linear <= 1.25); RSS x: peak RSS over the smallest input'"'"'s (flat <= 1.5)\n' \
+    "$runs" "$(nproc)" "$(date -u +%Y-%m-%d)" > "$results"
 bin=target/release/rtsleuth
 gen=target/release/tracegen
-results="$work/growth.tsv"
-: > "$results"
 
 # events FILE: rtsleuth's event count of FILE, cached beside it in FILE.stats-events
 events() {
@@ -133,52 +197,4 @@ for n in $dat_events; do
     done
 done
 
-# --- the table and the verdicts
-echo
-echo "bench/growth.sh: best of $runs, $(nproc) CPUs, $(date -u +%Y-%m-%d);" \
-     "time x: time per byte (text) or per event over the smallest input's (linear <= 1.25);" \
-     "RSS x: peak RSS over the smallest input's (flat <= 1.5)"
-awk -F '\t' '
-{
-    key = $1 SUBSEP $2
-    if (!(key in first)) { first[key] = NR; order[++nkeys] = key }
-    row[NR] = $0; reader[NR] = $1; name[NR] = $2; label[NR] = $3; unit[NR] = $4
-    bytes[NR] = $5; ev[NR] = $6; s[NR] = $7; rss[NR] = $8
-    u = ($4 == "bytes") ? $5 : $6
-    per[NR] = ($7 == "failed") ? "" : $7 / u
-    # the reference: the smallest input of this reader and command that was timed
-    if (per[NR] != "" && (!(key in base_u) || u < base_u[key])) {
-        base_u[key] = u; base_per[key] = per[NR]; base_rss[key] = $8
-    }
-    rows[key] = rows[key] " " NR
-}
-END {
-    printf "%-9s %-34s %-8s %12s %11s %9s %8s %7s %11s %13s %11s\n", "reader", "command", "input",
-        "bytes", "events", "seconds", "MB/s", "M ev/s", "peak RSS KB", "time x", "RSS x"
-    for (k = 1; k <= nkeys; k++) {
-        key = order[k]; n = split(rows[key], ids, " ")
-        worst_t = 0; worst_m = 0; failed = 0; nom = 0
-        for (j = 1; j <= n; j++) {
-            i = ids[j]
-            if (per[i] == "") {
-                printf "%-9s %-34s %-8s %12d %11d %9s\n", reader[i], name[i], label[i], bytes[i], ev[i], "failed"
-                failed = 1; continue
-            }
-            tr = per[i] / base_per[key]; if (tr > worst_t) worst_t = tr
-            ts = sprintf("%.2f %s", tr, tr <= 1.25 ? "linear" : "NOT")
-            if (rss[i] == "-" || base_rss[key] == "-" || base_rss[key] == 0) { ms = "-"; nom = 1 }
-            else {
-                mr = rss[i] / base_rss[key]; if (mr > worst_m) worst_m = mr
-                ms = sprintf("%.2f %s", mr, mr <= 1.5 ? "flat" : "NOT")
-            }
-            printf "%-9s %-34s %-8s %12d %11d %9.3f %8.0f %7.2f %11s %13s %11s\n", reader[i], name[i],
-                label[i], bytes[i], ev[i], s[i], bytes[i] / s[i] / 1e6, ev[i] / s[i] / 1e6, rss[i], ts, ms
-        }
-        verdict[k] = sprintf("%-9s %-34s time: %s (worst %.2fx), memory: %s (worst %.2fx)%s", reader[i],
-            name[i], worst_t <= 1.25 ? "linear" : "NOT linear", worst_t,
-            nom ? "unknown" : (worst_m <= 1.5 ? "flat" : "NOT flat"), worst_m, failed ? ", some sizes failed" : "")
-    }
-    print ""
-    print "verdicts (over every size, against the smallest):"
-    for (k = 1; k <= nkeys; k++) print verdict[k]
-}' "$results"
+table
