@@ -1,13 +1,16 @@
 //! `Decode::Typed` against `Decode::Everything` on binary traces: the same events with the same
-//! kinds, only the payload text of the events typed straight from their fields left out (what
-//! spares explain printing every scheduler event on trace.dat and perf.data).
+//! kinds and the same fields read from payloads, only the payload text of the events typed
+//! straight from their fields, and of those never typed at all, left out (what spares explain
+//! printing every scheduler event and every `sched_stat_runtime` on trace.dat and perf.data).
 
 use rtsleuth_trace::event::Event;
 use rtsleuth_trace::input::Input;
+use rtsleuth_trace::read::ftrace_text::payload_decoder;
 use rtsleuth_trace::read::{self, Decode, EventSink};
 use std::path::Path;
 
-/// Each event's name, kind (as debug text) and payload, under one decoding.
+/// Each event's name, kind and what the model reads of its payload (as debug text), and its
+/// payload, under one decoding.
 struct Collect {
     decode: Decode,
     events: Vec<(String, String, String)>,
@@ -15,7 +18,7 @@ struct Collect {
 
 impl EventSink for Collect {
     fn event(&mut self, ev: &Event<'_>) {
-        let kind = format!("{:?}", ev.kind);
+        let kind = format!("{:?} {:?}", ev.kind, ev.pi_setprio());
         self.events
             .push((ev.name.to_string(), kind, ev.payload.to_string()));
     }
@@ -35,31 +38,47 @@ fn read_with(path: &Path, decode: Decode) -> Vec<(String, String, String)> {
 }
 
 #[test]
-fn typed_decoding_gives_every_kind_and_skips_only_the_fast_payloads() {
+fn typed_decoding_gives_every_kind_and_skips_only_the_payloads_it_does_not_read() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
     for name in [
         "tracedat/v7-zstd.dat",
         "tracedat/v6.dat",
         "tracedat/lost.dat",
+        // PREEMPT_RT: priority inheritance, whose `sched_pi_setprio` is read by its fields.
+        "lab/rt/timerfd/trace.dat.zst",
     ] {
         let path = root.join(name);
         let all = read_with(&path, Decode::Everything);
         let typed = read_with(&path, Decode::Typed);
         assert_eq!(all.len(), typed.len(), "{name}");
         assert!(all.len() > 1000, "{name}");
-        let mut without_text = 0;
+        let (mut fast, mut never_typed) = (0, 0);
         for (a, t) in all.iter().zip(&typed) {
             assert_eq!((&a.0, &a.1), (&t.0, &t.1), "{name}");
             if t.2.is_empty() && !a.2.is_empty() {
-                without_text += 1;
-                // Only the scheduler events typed from their binary fields go without text.
-                assert_ne!(a.1, "Other", "{name}");
-                assert!(a.0.starts_with("sched_"), "{name}: {a:?}");
+                if payload_decoder(&a.0).is_none() {
+                    // Never typed from text, and no field of it is read.
+                    assert!(a.1.starts_with("Other "), "{name}: {a:?}");
+                    assert!(!Event::FIELDS_READ.contains(&a.0.as_str()), "{name}: {a:?}");
+                    never_typed += 1;
+                } else {
+                    // Otherwise only the scheduler events typed from their binary fields.
+                    assert!(!a.1.starts_with("Other "), "{name}: {a:?}");
+                    assert!(a.0.starts_with("sched_"), "{name}: {a:?}");
+                    fast += 1;
+                }
             } else {
                 assert_eq!(a.2, t.2, "{name}");
             }
         }
-        assert!(without_text > 100, "{name}: {without_text}");
+        assert!(fast > 100, "{name}: {fast}");
+        if name.starts_with("lab/rt") {
+            assert!(
+                typed.iter().any(|t| t.1.contains(" Some((")),
+                "{name}: no pi_setprio"
+            );
+        }
+        assert!(never_typed > 0, "{name}: {never_typed}");
     }
 }
 

@@ -64,16 +64,22 @@ pub struct Event<'a> {
     pub kind: EventKind<'a>,
 }
 
+const PI_SETPRIO: &str = "sched_pi_setprio";
+
 impl<'a> Event<'a> {
     /// The payload's `key=value` fields, for events without a typed decoding.
     pub fn fields(&self) -> Fields<'a> {
         Fields::new(self.payload)
     }
 
+    /// The events without a kind of their own whose payload fields these methods read: a
+    /// binary reader that leaves never-typed payloads unprinted still prints these.
+    pub const FIELDS_READ: &'static [&'static str] = &[PI_SETPRIO];
+
     /// `sched_pi_setprio`: the task whose priority priority inheritance changed, and its new
     /// priority (the event is emitted by whoever changes it, often on another CPU).
     pub fn pi_setprio(&self) -> Option<(i32, i32)> {
-        if self.name != "sched_pi_setprio" {
+        if self.name != PI_SETPRIO {
             return None;
         }
         let f = self.fields();

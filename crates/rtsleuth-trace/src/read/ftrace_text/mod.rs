@@ -14,6 +14,8 @@ mod rtla;
 
 pub use header::Header;
 pub use line::{parse_line, Line, LineContext, NonEvent, TimestampUnit};
+/// Which events the payload decoder types at all (for tests of what binary readers print).
+pub use payload::decoder as payload_decoder;
 
 use super::info::{LineCounts, TraceInfo, UnparsedLine};
 use super::{EventSink, Record};

@@ -9,103 +9,125 @@
 use super::rtla;
 use crate::event::{EventKind, Fields, IrqVector, MarkerKind, TaskState};
 
+/// Types a printed payload: the event's kind, or [`EventKind::Other`] when it does not decode.
 pub fn decode<'a>(name: &'a str, payload: &'a str) -> EventKind<'a> {
-    let decoded = match name {
-        "sched_switch" => sched_switch(payload),
-        "sched_waking" => {
+    decoder(name)
+        .and_then(|decode| decode(name, payload))
+        .unwrap_or(EventKind::Other)
+}
+
+/// How the payload of an event named so is typed.
+pub type Decoder = for<'a> fn(&'a str, &'a str) -> Option<EventKind<'a>>;
+
+/// The decoding of the events named `name`; `None` for events never typed (they are always
+/// [`EventKind::Other`]), which a binary reader then need not print to text at all.
+pub fn decoder(name: &str) -> Option<Decoder> {
+    let decode: Decoder = match name {
+        "sched_switch" => |_, payload| sched_switch(payload),
+        "sched_waking" => |_, payload| {
             wakeup(payload).map(|(comm, pid, prio, target_cpu)| EventKind::SchedWaking {
                 comm,
                 pid,
                 prio,
                 target_cpu,
             })
-        }
-        "sched_wakeup" => {
+        },
+        "sched_wakeup" => |_, payload| {
             wakeup(payload).map(|(comm, pid, prio, target_cpu)| EventKind::SchedWakeup {
                 comm,
                 pid,
                 prio,
                 target_cpu,
             })
-        }
-        "sched_wakeup_new" => {
+        },
+        "sched_wakeup_new" => |_, payload| {
             wakeup(payload).map(|(comm, pid, prio, target_cpu)| EventKind::SchedWakeupNew {
                 comm,
                 pid,
                 prio,
                 target_cpu,
             })
-        }
-        "sched_migrate_task" => migrate(payload),
-        "sched_process_fork" => fork(payload),
-        "sched_process_exit" => process_exit(payload),
-        "irq_handler_entry" => irq_entry(payload),
-        "irq_handler_exit" => irq_exit(payload),
-        "softirq_raise" => {
-            softirq(payload).map(|(vec, action)| EventKind::SoftirqRaise { vec, action })
-        }
-        "softirq_entry" => {
-            softirq(payload).map(|(vec, action)| EventKind::SoftirqEntry { vec, action })
-        }
-        "softirq_exit" => {
-            softirq(payload).map(|(vec, action)| EventKind::SoftirqExit { vec, action })
-        }
-        "hrtimer_start" => hrtimer_start(payload),
-        "hrtimer_expire_entry" => hrtimer_expire_entry(payload),
-        "hrtimer_expire_exit" => {
-            hrtimer_ptr(payload).map(|hrtimer| EventKind::HrtimerExpireExit { hrtimer })
-        }
-        "hrtimer_cancel" => {
-            hrtimer_ptr(payload).map(|hrtimer| EventKind::HrtimerCancel { hrtimer })
-        }
-        "ipi_raise" => Some(EventKind::IpiRaise {
-            reason: ipi_reason(payload),
-        }),
-        "ipi_entry" => Some(EventKind::IpiEntry {
-            reason: ipi_reason(payload),
-        }),
-        "ipi_exit" => Some(EventKind::IpiExit {
-            reason: ipi_reason(payload),
-        }),
-        "irq_disable" => {
-            caller(payload).map(|(caller, parent)| EventKind::IrqDisable { caller, parent })
-        }
-        "irq_enable" => {
-            caller(payload).map(|(caller, parent)| EventKind::IrqEnable { caller, parent })
-        }
-        "preempt_disable" => {
-            caller(payload).map(|(caller, parent)| EventKind::PreemptDisable { caller, parent })
-        }
-        "preempt_enable" => {
-            caller(payload).map(|(caller, parent)| EventKind::PreemptEnable { caller, parent })
-        }
-        "workqueue_queue_work" => queue_work(payload),
-        "workqueue_activate_work" => {
-            work(payload).map(|(work, _)| EventKind::WorkqueueActivateWork { work })
-        }
-        "workqueue_execute_start" => work(payload)
-            .map(|(work, function)| EventKind::WorkqueueExecuteStart { work, function }),
-        "workqueue_execute_end" => {
-            work(payload).map(|(work, function)| EventKind::WorkqueueExecuteEnd { work, function })
-        }
-        "tracing_mark_write" => Some(marker(MarkerKind::TracingMarkWrite, payload)),
-        "print" => Some(marker(MarkerKind::Print, strip_ip(payload))),
-        "bputs" => Some(marker(MarkerKind::Bputs, strip_ip(payload))),
-        "bprint" => Some(marker(MarkerKind::Bprint, strip_ip(payload))),
-        "console" => Some(marker(MarkerKind::Console, payload)),
-        "sys_enter" => sys_enter(payload),
-        "sys_exit" => sys_exit(payload),
-        "function" => function(payload),
-        // The timerlat tracer's samples (named so by the line reader) and the osnoise event.
-        "timerlat" | "timerlat_sample" => rtla::sample(payload),
-        "osnoise" => rtla::summary(payload),
-        "sample_threshold" => rtla::threshold(payload),
-        _ => match rtla::noise_source(name) {
-            Some(source) => rtla::noise(source, payload),
-            None => irq_vector(name, payload),
         },
+        "sched_migrate_task" => |_, payload| migrate(payload),
+        "sched_process_fork" => |_, payload| fork(payload),
+        "sched_process_exit" => |_, payload| process_exit(payload),
+        "irq_handler_entry" => |_, payload| irq_entry(payload),
+        "irq_handler_exit" => |_, payload| irq_exit(payload),
+        "softirq_raise" => |_, payload| {
+            softirq(payload).map(|(vec, action)| EventKind::SoftirqRaise { vec, action })
+        },
+        "softirq_entry" => |_, payload| {
+            softirq(payload).map(|(vec, action)| EventKind::SoftirqEntry { vec, action })
+        },
+        "softirq_exit" => |_, payload| {
+            softirq(payload).map(|(vec, action)| EventKind::SoftirqExit { vec, action })
+        },
+        "hrtimer_start" => |_, payload| hrtimer_start(payload),
+        "hrtimer_expire_entry" => |_, payload| hrtimer_expire_entry(payload),
+        "hrtimer_expire_exit" => |_, payload| {
+            hrtimer_ptr(payload).map(|hrtimer| EventKind::HrtimerExpireExit { hrtimer })
+        },
+        "hrtimer_cancel" => {
+            |_, payload| hrtimer_ptr(payload).map(|hrtimer| EventKind::HrtimerCancel { hrtimer })
+        }
+        "ipi_raise" => |_, payload| {
+            Some(EventKind::IpiRaise {
+                reason: ipi_reason(payload),
+            })
+        },
+        "ipi_entry" => |_, payload| {
+            Some(EventKind::IpiEntry {
+                reason: ipi_reason(payload),
+            })
+        },
+        "ipi_exit" => |_, payload| {
+            Some(EventKind::IpiExit {
+                reason: ipi_reason(payload),
+            })
+        },
+        "irq_disable" => |_, payload| {
+            caller(payload).map(|(caller, parent)| EventKind::IrqDisable { caller, parent })
+        },
+        "irq_enable" => |_, payload| {
+            caller(payload).map(|(caller, parent)| EventKind::IrqEnable { caller, parent })
+        },
+        "preempt_disable" => |_, payload| {
+            caller(payload).map(|(caller, parent)| EventKind::PreemptDisable { caller, parent })
+        },
+        "preempt_enable" => |_, payload| {
+            caller(payload).map(|(caller, parent)| EventKind::PreemptEnable { caller, parent })
+        },
+        "workqueue_queue_work" => |_, payload| queue_work(payload),
+        "workqueue_activate_work" => {
+            |_, payload| work(payload).map(|(work, _)| EventKind::WorkqueueActivateWork { work })
+        }
+        "workqueue_execute_start" => |_, payload| {
+            work(payload)
+                .map(|(work, function)| EventKind::WorkqueueExecuteStart { work, function })
+        },
+        "workqueue_execute_end" => |_, payload| {
+            work(payload).map(|(work, function)| EventKind::WorkqueueExecuteEnd { work, function })
+        },
+        "tracing_mark_write" => |_, payload| Some(marker(MarkerKind::TracingMarkWrite, payload)),
+        "print" => |_, payload| Some(marker(MarkerKind::Print, strip_ip(payload))),
+        "bputs" => |_, payload| Some(marker(MarkerKind::Bputs, strip_ip(payload))),
+        "bprint" => |_, payload| Some(marker(MarkerKind::Bprint, strip_ip(payload))),
+        "console" => |_, payload| Some(marker(MarkerKind::Console, payload)),
+        "sys_enter" => |_, payload| sys_enter(payload),
+        "sys_exit" => |_, payload| sys_exit(payload),
+        "function" => |_, payload| function(payload),
+        // The timerlat tracer's samples (named so by the line reader) and the osnoise event.
+        "timerlat" | "timerlat_sample" => |_, payload| rtla::sample(payload),
+        "osnoise" => |_, payload| rtla::summary(payload),
+        "sample_threshold" => |_, payload| rtla::threshold(payload),
+        // The osnoise tracer's noise events and x86's vectors are known by their names' form.
+        _ if rtla::noise_source(name).is_some() => {
+            |name, payload| rtla::noise(rtla::noise_source(name)?, payload)
+        }
+        _ if name.ends_with("_entry") || name.ends_with("_exit") => irq_vector,
+        _ => return None,
     };
-    decoded.unwrap_or(EventKind::Other)
+    Some(decode)
 }
 
 /// A decimal `i32`, optionally negative, surrounded by optional blanks.

@@ -15,12 +15,16 @@ use rustc_hash::FxHashMap;
 /// What to do with the records of one event id, decided once.
 #[derive(Clone, Default)]
 struct Plan {
-    /// The sink wants the event typed.
+    /// The sink wants the event typed, and it has a typing.
     typed: bool,
-    /// The sink wants every payload as text (`Decode::Everything`).
-    text: bool,
     /// Typed straight from the binary fields.
     fast: Option<Typed>,
+    /// Otherwise typed from the printed payload; `None` for events never typed.
+    slow: Option<payload::Decoder>,
+    /// The payload is printed: the sink wants every payload, or this one is typed from its
+    /// text or has fields the event model reads ([`Event::FIELDS_READ`]). Most events
+    /// without a kind (`sched_stat_runtime`) are then never printed.
+    print: bool,
 }
 
 /// A decoded record; its strings borrow the record and the decoder.
@@ -155,12 +159,21 @@ impl<'m> Planner<'m> {
             return None;
         };
         let decode = self.decode;
-        let plan = self.plans[usize::from(id)].get_or_insert_with(|| Plan {
-            typed: decode.wants(&format.name),
-            text: decode == Decode::Everything,
-            fast: Typed::for_format(format),
+        let plan = self.plans[usize::from(id)].get_or_insert_with(|| {
+            let fast = Typed::for_format(format);
+            let slow = payload::decoder(&format.name).filter(|_| fast.is_none());
+            let name: &str = &format.name;
+            let wanted = decode.wants(name);
+            let everything = decode == Decode::Everything;
+            let fields_read = Event::FIELDS_READ.contains(&name);
+            Plan {
+                typed: wanted && (fast.is_some() || slow.is_some()),
+                print: everything || (wanted && (slow.is_some() || fields_read)),
+                fast,
+                slow,
+            }
         });
-        if plan.text || (plan.typed && plan.fast.is_none()) {
+        if plan.print {
             render::payload(text, format, data, &self.cx);
         }
         Some(Prepared {
@@ -183,7 +196,10 @@ impl<'m> Planner<'m> {
         let kind = match plan {
             Plan { typed: false, .. } => EventKind::Other,
             Plan { fast: Some(t), .. } => t.kind(data, e).unwrap_or(EventKind::Other),
-            Plan { fast: None, .. } => payload::decode(name, text),
+            Plan {
+                slow: Some(decode), ..
+            } => decode(name, text).unwrap_or(EventKind::Other),
+            Plan { .. } => EventKind::Other,
         };
         Some(Decoded {
             name,
