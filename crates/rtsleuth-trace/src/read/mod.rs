@@ -24,9 +24,10 @@ use crate::input::{Format, Input};
 pub enum Decode {
     /// Every event typed, and every payload as text.
     Everything,
-    /// Every event typed; a binary reader prints a payload only where typing needs the text,
-    /// so an event it types straight from its fields (the scheduler's) has none. For sinks
-    /// that read kinds, and payload fields only of events without a kind of their own.
+    /// Every event typed; a binary reader prints a payload only where typing needs the text
+    /// or the event model reads its fields ([`crate::event::Event::FIELDS_READ`]), so an
+    /// event it types straight from its fields (the scheduler's) or never types
+    /// (`sched_stat_runtime`) has none. For sinks that read kinds and those fields only.
     Typed,
     Only(&'static [&'static str]),
 }
