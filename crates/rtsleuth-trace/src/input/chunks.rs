@@ -174,20 +174,9 @@ impl ChunkReader {
                 spare.push(buf)
             }
             (Source::Mapped { map, released }, Bytes::Mapped(_, range)) => {
-                let page = page_size();
-                let end = range.end / page * page;
-                if end > *released {
-                    // SAFETY: the pages are only read through this map, and no block before
-                    // `end` is in use any more; a later read would fault them in again.
-                    let _ = unsafe {
-                        map.unchecked_advise_range(
-                            memmap2::UncheckedAdvice::DontNeed,
-                            *released,
-                            end - *released,
-                        )
-                    };
-                    *released = end;
-                }
+                // SAFETY: `map` maps the file read-only, and no block before `range.end` is
+                // in use any more; a later read would fault its pages in again.
+                *released = unsafe { super::release::release(map, *released, range.end) };
             }
             _ => {}
         }
@@ -336,12 +325,6 @@ fn fill(s: &mut Stream<'_>, buf: &mut Vec<u8>, want: usize) -> Result<bool> {
             }
         }
     }
-}
-
-fn page_size() -> usize {
-    // SAFETY: sysconf has no preconditions.
-    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(n).ok().filter(|&n| n > 0).unwrap_or(4096)
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ mod compression;
 mod detect;
 mod ordered;
 mod prefetch;
+pub(crate) mod release;
 mod systrace;
 
 pub use chunks::{BlockLine, Chunk, ChunkReader, StreamEnd, MAX_LINE};

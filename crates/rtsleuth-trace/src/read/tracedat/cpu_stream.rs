@@ -5,6 +5,7 @@ use super::bytes::{Cursor, Fault, Parsed};
 use super::chunk_feed::ChunkFeed;
 use super::codec::Codec;
 use super::options::CpuData;
+use crate::input::release::release;
 use crate::ring_buffer::{Missed, Page, PageLayout, RecordCursor};
 use std::ops::{Deref, Range};
 use std::sync::Arc;
@@ -29,11 +30,47 @@ impl Deref for Buf<'_> {
 
 /// Where the pages come from.
 enum Source<'f> {
-    /// Uncompressed: the CPU's region of the file.
-    Raw(&'f [u8]),
+    /// Uncompressed: the CPU's region of the file, and whether that is a mapping of it (whose
+    /// pages behind the reader are released) and up to where they were released.
+    Raw {
+        region: &'f [u8],
+        mapped: bool,
+        released: usize,
+    },
     /// Compressed chunks, decompressed ahead by a feed; `buf` holds the current one.
     Chunks { feed: ChunkFeed, buf: Arc<Vec<u8>> },
 }
+
+impl<'f> Source<'f> {
+    fn raw(region: &'f [u8]) -> Source<'f> {
+        Source::Raw {
+            region,
+            mapped: false,
+            released: 0,
+        }
+    }
+
+    /// Releases the mapped pages well before `offset`: the records of batches still being
+    /// decoded lie within [`KEEP`] of it, and even a page released too early only reads again
+    /// from the page cache.
+    fn release_before(&mut self, offset: usize) {
+        if let Source::Raw {
+            region,
+            mapped: true,
+            released,
+        } = self
+        {
+            if offset >= *released + RELEASE_STEP + KEEP {
+                // SAFETY: `mapped` is set only for regions of a read-only file mapping.
+                *released = unsafe { release(region, *released, offset - KEEP) };
+            }
+        }
+    }
+}
+
+/// How far behind the reader mapped pages are released, and in steps of how much.
+const KEEP: usize = 8 << 20;
+const RELEASE_STEP: usize = 8 << 20;
 
 /// A record ready to be handed out: its time and where its bytes are in its page's record
 /// data (a page is far smaller than 4 GiB).
@@ -98,8 +135,8 @@ impl<'f> CpuStream<'f> {
         });
         let region = &file[start.min(file.len())..end.min(file.len())];
         let source = match codec {
-            Codec::None => Source::Raw(region),
-            _ if region.is_empty() => Source::Raw(region),
+            Codec::None => Source::raw(region),
+            _ if region.is_empty() => Source::raw(region),
             _ => {
                 let mut c = Cursor::new(region, data.offset, e);
                 let count = c.u32("chunk count")?;
@@ -124,8 +161,15 @@ impl<'f> CpuStream<'f> {
 
     fn buf(&self) -> &[u8] {
         match &self.source {
-            Source::Raw(b) => b,
+            Source::Raw { region, .. } => region,
             Source::Chunks { buf, .. } => buf,
+        }
+    }
+
+    /// The file is mapped: the pages this stream has left behind may be released.
+    pub fn release_as_read(&mut self) {
+        if let Source::Raw { mapped, .. } = &mut self.source {
+            *mapped = true;
         }
     }
 
@@ -134,7 +178,7 @@ impl<'f> CpuStream<'f> {
     pub fn shared_buf(&self) -> Buf<'f> {
         let data = self.page.as_ref().map_or(0..0, |(range, _)| range.clone());
         match &self.source {
-            Source::Raw(b) => Buf::File(b.get(data).unwrap_or_default()),
+            Source::Raw { region, .. } => Buf::File(region.get(data).unwrap_or_default()),
             Source::Chunks { buf, .. } => Buf::Chunk {
                 chunk: Arc::clone(buf),
                 at: data.start,
@@ -183,6 +227,7 @@ impl<'f> CpuStream<'f> {
             let start = self.next_page;
             let end = (start + size).min(self.buf().len());
             self.next_page = start + size;
+            self.source.release_before(start);
             crate::progress::add_bytes((end - start) as u64);
             let parsed = Page::parse(&self.buf()[start..end], &self.layout)
                 .map(|page| (page.missed, page.data().len(), RecordCursor::new(&page)));
@@ -228,7 +273,7 @@ impl<'f> CpuStream<'f> {
 
     fn fault(&mut self, at: usize, reason: String) {
         let offset = match self.source {
-            Source::Raw(_) => self.base + at as u64,
+            Source::Raw { .. } => self.base + at as u64,
             // Inside decompressed chunks only the CPU's data offset is known.
             Source::Chunks { .. } => self.base,
         };
