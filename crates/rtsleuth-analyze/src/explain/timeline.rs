@@ -22,8 +22,8 @@ use std::collections::VecDeque;
 /// How far back a CPU's history reaches. A late wake-up longer than this is explained up to
 /// the window and the rest is `unknown`.
 pub const LOOKBACK_NS: u64 = 2_000_000_000;
-/// The most stretches kept per CPU, whatever their age (about 20 MB per CPU), so a storm of
-/// interrupts cannot grow the history without bound.
+/// The most stretches kept per CPU, whatever their age (104 bytes each: 54 MB per CPU), so a
+/// storm of interrupts cannot grow the history without bound.
 pub const MAX_STRETCHES: usize = 1 << 19;
 /// The shortest silence that ends a stretch: shorter gaps between events are the ordinary pace
 /// of a busy CPU, and no cause shorter than this is named anyway.
@@ -550,13 +550,16 @@ impl CpuTimeline {
         done.ended_irqs_on = self.event_irqs_on;
         done.ended_by_interrupt = self.event_interrupt;
         if done.end > done.start {
+            // Room is made before the push, so the ring never needs more than the bound.
+            if self.history.len() >= MAX_STRETCHES {
+                self.history.pop_front();
+            }
             self.history.push_back(done);
         }
-        while self.history.len() > MAX_STRETCHES
-            || self
-                .history
-                .front()
-                .is_some_and(|f| f.end.saturating_add(LOOKBACK_NS) < ts)
+        while self
+            .history
+            .front()
+            .is_some_and(|f| f.end.saturating_add(LOOKBACK_NS) < ts)
         {
             self.history.pop_front();
         }
