@@ -28,3 +28,34 @@ fn page_size() -> usize {
     let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     usize::try_from(n).ok().filter(|&n| n > 0).unwrap_or(4096)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::release;
+    use std::io::Write;
+
+    /// Released pages read back with the file's bytes; the offset returned is page-aligned and
+    /// never past what was asked, so a later release goes on from there.
+    #[test]
+    fn released_pages_read_back_the_same() {
+        let bytes: Vec<u8> = (0..3 << 20).map(|i: u32| (i * 7 % 251) as u8).collect();
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(&bytes).unwrap();
+        // SAFETY: a private read-only map of a file only this test writes, before mapping.
+        let map = unsafe { memmap2::Mmap::map(&file).unwrap() };
+        assert_eq!(&map[..], &bytes[..]);
+        // SAFETY: `map` maps a file read-only.
+        let end = unsafe { release(&map, 0, (1 << 20) + 100) };
+        assert_eq!(end, 1 << 20);
+        // SAFETY: as above.
+        let next = unsafe { release(&map, end, map.len()) };
+        assert_eq!(next, map.len());
+        // SAFETY: as above.
+        assert_eq!(
+            unsafe { release(&map, next, map.len()) },
+            next,
+            "nothing left"
+        );
+        assert_eq!(&map[..], &bytes[..]);
+    }
+}

@@ -11,10 +11,14 @@
 
 use super::messages::ProcessTree;
 use super::packets::{Packets, Step};
+use crate::input::release::release;
 use memmap2::Mmap;
 use prost::Message;
 use std::collections::BTreeSet;
 use std::fs::File;
+
+/// How much of the file is skimmed between two releases of its pages.
+const RELEASE_STEP: usize = 8 << 20;
 
 /// A `TracePacket` seen only for its process tree and its bundle's CPU.
 #[derive(Clone, PartialEq, Message)]
@@ -60,7 +64,15 @@ pub fn skim(file: &File) -> Skim {
         return skim;
     };
     let mut packets = Packets::<_, TreePacket>::new(&map[..]);
+    let mut released = 0;
     loop {
+        // Skimmed pages are let go as the skim passes them, so that a big trace does not
+        // stay resident in the process.
+        let read = usize::try_from(packets.offset()).unwrap_or(usize::MAX);
+        if read >= released + RELEASE_STEP {
+            // SAFETY: `map` maps the file read-only.
+            released = unsafe { release(&map, released, read) };
+        }
         match packets.next() {
             Ok(Step::Packet { packet, .. }) => {
                 if let Some(tree) = packet.process_tree {

@@ -42,10 +42,10 @@ enum Source<'f> {
 }
 
 impl<'f> Source<'f> {
-    fn raw(region: &'f [u8]) -> Source<'f> {
+    fn raw(region: &'f [u8], mapped: bool) -> Source<'f> {
         Source::Raw {
             region,
-            mapped: false,
+            mapped,
             released: 0,
         }
     }
@@ -70,7 +70,7 @@ impl<'f> Source<'f> {
 
 /// How far behind the reader mapped pages are released, and in steps of how much.
 const KEEP: usize = 8 << 20;
-const RELEASE_STEP: usize = 8 << 20;
+pub const RELEASE_STEP: usize = 8 << 20;
 
 /// A record ready to be handed out: its time and where its bytes are in its page's record
 /// data (a page is far smaller than 4 GiB).
@@ -100,9 +100,11 @@ pub struct CpuStream<'f> {
 }
 
 impl<'f> CpuStream<'f> {
+    /// The stream of `data`'s records in `file`; `mapped` says that `file` maps the file, so
+    /// that pages the stream has passed can be released.
     pub fn new<'scope>(
         scope: &'scope std::thread::Scope<'scope, '_>,
-        file: &'f [u8],
+        (file, mapped): (&'f [u8], bool),
         data: CpuData,
         codec: Codec,
         layout: PageLayout,
@@ -135,13 +137,13 @@ impl<'f> CpuStream<'f> {
         });
         let region = &file[start.min(file.len())..end.min(file.len())];
         let source = match codec {
-            Codec::None => Source::raw(region),
-            _ if region.is_empty() => Source::raw(region),
+            Codec::None => Source::raw(region, mapped),
+            _ if region.is_empty() => Source::raw(region, mapped),
             _ => {
                 let mut c = Cursor::new(region, data.offset, e);
                 let count = c.u32("chunk count")?;
                 Source::Chunks {
-                    feed: ChunkFeed::spawn(scope, codec, c, count)?,
+                    feed: ChunkFeed::spawn(scope, codec, c, count, mapped.then_some(region))?,
                     buf: Arc::default(),
                 }
             }
@@ -163,13 +165,6 @@ impl<'f> CpuStream<'f> {
         match &self.source {
             Source::Raw { region, .. } => region,
             Source::Chunks { buf, .. } => buf,
-        }
-    }
-
-    /// The file is mapped: the pages this stream has left behind may be released.
-    pub fn release_as_read(&mut self) {
-        if let Source::Raw { mapped, .. } = &mut self.source {
-            *mapped = true;
         }
     }
 

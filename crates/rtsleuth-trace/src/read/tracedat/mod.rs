@@ -126,13 +126,9 @@ fn read_with(input: Input, sink: &mut (dyn EventSink + Send), workers: usize) ->
         let mut streams = Vec::with_capacity(meta.cpus.len());
         for cpu in &meta.cpus {
             let (codec, layout, e) = (meta.header.codec, meta.layout, meta.header.endian);
-            match CpuStream::new(scope, &bytes, *cpu, codec, layout, e) {
-                Ok(mut s) => {
-                    if matches!(bytes, Bytes::Mapped(_)) {
-                        s.release_as_read();
-                    }
-                    streams.push(s)
-                }
+            let file = (&bytes[..], matches!(bytes, Bytes::Mapped(_)));
+            match CpuStream::new(scope, file, *cpu, codec, layout, e) {
+                Ok(s) => streams.push(s),
                 // A CPU whose data is cut still leaves the others readable.
                 Err(f) => info.notes.push(note(&f)),
             }
