@@ -69,8 +69,8 @@ impl<'f> Source<'f> {
 }
 
 /// How far behind the reader mapped pages are released, and in steps of how much.
-const KEEP: usize = 8 << 20;
-pub const RELEASE_STEP: usize = 8 << 20;
+const KEEP: usize = 2 << 20;
+pub const RELEASE_STEP: usize = 2 << 20;
 
 /// A record ready to be handed out: its time and where its bytes are in its page's record
 /// data (a page is far smaller than 4 GiB).
