@@ -13,7 +13,8 @@
 //! straight from their fields; the others are printed as text (as the kernel or
 //! `trace-cmd report -R` prints them) and typed by the text reader's decoder, so every
 //! analysis works unchanged. The text payload is printed only for events the sink wants typed
-//! and lacks a direct typing, or for every event when the sink wants everything.
+//! that lack a direct typing but have a text one (or fields the event model reads), or for
+//! every event when the sink wants everything.
 
 mod batch;
 mod bprint;
