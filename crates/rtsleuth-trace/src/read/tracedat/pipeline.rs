@@ -149,7 +149,9 @@ impl<'m> InOrder<'m> {
         }
     }
 
-    /// Hands one batch's events to the sink, naming the tasks `saved_cmdlines` did not.
+    /// Hands one batch's events to the sink, naming the tasks `saved_cmdlines` did not. A
+    /// batch whose every task is named goes as one block, which a [`crate::read::Parallel`]
+    /// pair of analyses takes on two threads.
     fn hand_on(
         &mut self,
         d: &Decoded<'m>,
@@ -157,6 +159,14 @@ impl<'m> InOrder<'m> {
         sink: &mut (dyn EventSink + Send),
     ) {
         let events = d.borrow_dependent();
+        count(&events.records, info);
+        if events.unnamed.is_empty() {
+            for &(_, name, pid) in &events.learnt {
+                self.comms.learn(pid, name);
+            }
+            sink.records(&events.records);
+            return;
+        }
         let mut unnamed = events.unnamed.iter().copied().peekable();
         let mut learnt = events.learnt.iter().copied().peekable();
         for (i, record) in events.records.iter().enumerate() {
@@ -165,26 +175,32 @@ impl<'m> InOrder<'m> {
                 self.comms.learn(pid, name);
             }
             match record {
-                Record::Event(ev) => {
-                    info.events += 1;
-                    info.lines.events += 1;
-                    info.lines.total += 1;
-                    info.saw_event(ev.ts, ev.cpu);
-                    if unnamed.next_if_eq(&i).is_some() {
-                        let mut named = ev.clone();
-                        named.comm = self.comms.get(ev.pid).unwrap_or(UNNAMED);
-                        sink.event(&named);
-                    } else {
-                        sink.event(ev);
-                    }
+                Record::Event(ev) if unnamed.next_if_eq(&i).is_some() => {
+                    let mut named = ev.clone();
+                    named.comm = self.comms.get(ev.pid).unwrap_or(UNNAMED);
+                    sink.event(&named);
                 }
-                Record::Lost { cpu, count } => {
-                    info.lost_events += count.unwrap_or(0);
-                    info.lines.lost_markers += 1;
-                    sink.lost(*cpu, *count);
-                }
-                Record::HistoryBegins { cpu } => sink.history_begins(*cpu),
+                r => sink.records(std::slice::from_ref(r)),
             }
+        }
+    }
+}
+
+/// Counts a batch's events and losses into the trace's info.
+fn count(records: &[Record<'_>], info: &mut TraceInfo) {
+    for record in records {
+        match record {
+            Record::Event(ev) => {
+                info.events += 1;
+                info.lines.events += 1;
+                info.lines.total += 1;
+                info.saw_event(ev.ts, ev.cpu);
+            }
+            Record::Lost { count, .. } => {
+                info.lost_events += count.unwrap_or(0);
+                info.lines.lost_markers += 1;
+            }
+            Record::HistoryBegins { .. } => {}
         }
     }
 }
