@@ -23,6 +23,41 @@ pub unsafe fn release(map: &[u8], from: usize, to: usize) -> usize {
     from
 }
 
+/// A reader's progress through a mapped region, releasing the pages behind it a step at a
+/// time: one place for the bookkeeping every mapped reader with a step needs.
+pub struct Behind<'a> {
+    map: &'a [u8],
+    released: usize,
+    step: usize,
+}
+
+impl<'a> Behind<'a> {
+    /// # Safety
+    /// As for [`release`]: `map` must lie in a read-only, private mapping of a file.
+    pub unsafe fn new(map: &'a [u8], step: usize) -> Behind<'a> {
+        Behind {
+            map,
+            released: 0,
+            step,
+        }
+    }
+
+    /// The reader no longer needs `map[..offset]`: its whole pages are released once at
+    /// least a step of them has gathered.
+    pub fn passed(&mut self, offset: usize) {
+        if offset >= self.released + self.step {
+            // SAFETY: `new`'s caller vouched that `map` is a file mapping.
+            self.released = unsafe { release(self.map, self.released, offset) };
+        }
+    }
+
+    /// [`Behind::passed`] for a reader that reads the region to its end and has `remaining`
+    /// bytes of it left.
+    pub fn passed_all_but(&mut self, remaining: usize) {
+        self.passed(self.map.len().saturating_sub(remaining));
+    }
+}
+
 fn page_size() -> usize {
     // SAFETY: sysconf has no preconditions.
     let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
@@ -31,18 +66,41 @@ fn page_size() -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::release;
+    use super::{release, Behind};
     use std::io::Write;
+
+    fn mapped(len: u32) -> (Vec<u8>, memmap2::Mmap) {
+        let bytes: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(&bytes).unwrap();
+        // SAFETY: a private read-only map of a file only this test writes, before mapping.
+        let map = unsafe { memmap2::Mmap::map(&file).unwrap() };
+        (bytes, map)
+    }
+
+    /// Nothing is released before a step has gathered; then the whole pages up to the
+    /// reader, and at the end everything.
+    #[test]
+    fn behind_releases_a_step_at_a_time() {
+        let (bytes, map) = mapped(3 << 20);
+        // SAFETY: `map` maps a file read-only.
+        let mut behind = unsafe { Behind::new(&map, 1 << 20) };
+        behind.passed(100_000);
+        assert_eq!(behind.released, 0);
+        behind.passed((1 << 20) + 100);
+        assert_eq!(behind.released, 1 << 20);
+        behind.passed((1 << 20) + 200_000);
+        assert_eq!(behind.released, 1 << 20, "less than a step more");
+        behind.passed_all_but(0);
+        assert_eq!(behind.released, 3 << 20);
+        assert_eq!(&map[..], &bytes[..]);
+    }
 
     /// Released pages read back with the file's bytes; the offset returned is page-aligned and
     /// never past what was asked, so a later release goes on from there.
     #[test]
     fn released_pages_read_back_the_same() {
-        let bytes: Vec<u8> = (0..3 << 20).map(|i: u32| (i * 7 % 251) as u8).collect();
-        let mut file = tempfile::tempfile().unwrap();
-        file.write_all(&bytes).unwrap();
-        // SAFETY: a private read-only map of a file only this test writes, before mapping.
-        let map = unsafe { memmap2::Mmap::map(&file).unwrap() };
+        let (bytes, map) = mapped(3 << 20);
         assert_eq!(&map[..], &bytes[..]);
         // SAFETY: `map` maps a file read-only.
         let end = unsafe { release(&map, 0, (1 << 20) + 100) };

@@ -11,7 +11,7 @@
 
 use super::messages::ProcessTree;
 use super::packets::{Packets, Step};
-use crate::input::release::release;
+use crate::input::release::Behind;
 use memmap2::Mmap;
 use prost::Message;
 use std::collections::BTreeSet;
@@ -64,15 +64,12 @@ pub fn skim(file: &File) -> Skim {
         return skim;
     };
     let mut packets = Packets::<_, TreePacket>::new(&map[..]);
-    let mut released = 0;
+    // Skimmed pages are let go as the skim passes them, so that a big trace does not stay
+    // resident in the process.
+    // SAFETY: `map` maps the file read-only.
+    let mut behind = unsafe { Behind::new(&map, RELEASE_STEP) };
     loop {
-        // Skimmed pages are let go as the skim passes them, so that a big trace does not
-        // stay resident in the process.
-        let read = usize::try_from(packets.offset()).unwrap_or(usize::MAX);
-        if read >= released + RELEASE_STEP {
-            // SAFETY: `map` maps the file read-only.
-            released = unsafe { release(&map, released, read) };
-        }
+        behind.passed(usize::try_from(packets.offset()).unwrap_or(usize::MAX));
         match packets.next() {
             Ok(Step::Packet { packet, .. }) => {
                 if let Some(tree) = packet.process_tree {

@@ -4,8 +4,7 @@
 
 use super::bytes::{Cursor, Fault, Parsed};
 use super::codec::{Codec, Inflater};
-use super::cpu_stream::RELEASE_STEP;
-use crate::input::release::release;
+use crate::input::release::Behind;
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::thread::Scope;
 
@@ -20,30 +19,23 @@ pub struct ChunkFeed {
 impl ChunkFeed {
     /// Starts decompressing the `count` chunks at `file`. A thread that cannot be started (a
     /// damaged CPU table can list thousands of CPUs) is a fault of this CPU's data, not a panic.
-    /// `mapped` is the region `file` reads when it lies in a mapping of the file: its pages
-    /// are released as the chunks are read.
+    /// `behind` releases the pages of the region `file` reads, when that is a mapping of the
+    /// file, as the chunks are read.
     pub fn spawn<'scope, 'f: 'scope>(
         scope: &'scope Scope<'scope, '_>,
         codec: Codec,
         mut file: Cursor<'f>,
         count: u32,
-        mapped: Option<&'f [u8]>,
+        mut behind: Option<Behind<'f>>,
     ) -> Parsed<ChunkFeed> {
         let (tx, chunks) = mpsc::sync_channel(AHEAD);
         let (spent, recycled) = mpsc::sync_channel::<Vec<u8>>(AHEAD + 1);
         let at = file.offset();
-        // Where the region begins in the file, for the cursor's place in the region.
-        let base = at.saturating_sub(mapped.map_or(0, |r| (r.len() - file.remaining()) as u64));
         let started = std::thread::Builder::new().spawn_scoped(scope, move || {
             let mut inflater = Inflater::new(codec);
-            let mut released = 0;
             for _ in 0..count {
-                if let Some(region) = mapped {
-                    let read = (file.offset() - base) as usize;
-                    if read >= released + RELEASE_STEP {
-                        // SAFETY: `mapped` lies in a read-only mapping of the file.
-                        released = unsafe { release(region, released, read) };
-                    }
+                if let Some(behind) = &mut behind {
+                    behind.passed_all_but(file.remaining());
                 }
                 let mut out = recycled.try_recv().unwrap_or_default();
                 let res = inflater.block_into(&mut file, "trace data chunk", &mut out);

@@ -5,7 +5,7 @@ use super::bytes::{Cursor, Fault, Parsed};
 use super::chunk_feed::ChunkFeed;
 use super::codec::Codec;
 use super::options::CpuData;
-use crate::input::release::release;
+use crate::input::release::Behind;
 use crate::ring_buffer::{Missed, Page, PageLayout, RecordCursor};
 use std::ops::{Deref, Range};
 use std::sync::Arc;
@@ -30,24 +30,19 @@ impl Deref for Buf<'_> {
 
 /// Where the pages come from.
 enum Source<'f> {
-    /// Uncompressed: the CPU's region of the file, and whether that is a mapping of it (whose
-    /// pages behind the reader are released) and up to where they were released.
+    /// Uncompressed: the CPU's region of the file, whose pages behind the reader are released
+    /// when it is a mapping of the file.
     Raw {
         region: &'f [u8],
-        mapped: bool,
-        released: usize,
+        behind: Option<Behind<'f>>,
     },
     /// Compressed chunks, decompressed ahead by a feed; `buf` holds the current one.
     Chunks { feed: ChunkFeed, buf: Arc<Vec<u8>> },
 }
 
 impl<'f> Source<'f> {
-    fn raw(region: &'f [u8], mapped: bool) -> Source<'f> {
-        Source::Raw {
-            region,
-            mapped,
-            released: 0,
-        }
+    fn raw(region: &'f [u8], behind: Option<Behind<'f>>) -> Source<'f> {
+        Source::Raw { region, behind }
     }
 
     /// Releases the mapped pages well before `offset`: the records of batches still being
@@ -55,22 +50,18 @@ impl<'f> Source<'f> {
     /// from the page cache.
     fn release_before(&mut self, offset: usize) {
         if let Source::Raw {
-            region,
-            mapped: true,
-            released,
+            behind: Some(behind),
+            ..
         } = self
         {
-            if offset >= *released + RELEASE_STEP + KEEP {
-                // SAFETY: `mapped` is set only for regions of a read-only file mapping.
-                *released = unsafe { release(region, *released, offset - KEEP) };
-            }
+            behind.passed(offset.saturating_sub(KEEP));
         }
     }
 }
 
 /// How far behind the reader mapped pages are released, and in steps of how much.
 const KEEP: usize = 2 << 20;
-pub const RELEASE_STEP: usize = 2 << 20;
+const RELEASE_STEP: usize = 2 << 20;
 
 /// A record ready to be handed out: its time and where its bytes are in its page's record
 /// data (a page is far smaller than 4 GiB).
@@ -136,14 +127,16 @@ impl<'f> CpuStream<'f> {
             )
         });
         let region = &file[start.min(file.len())..end.min(file.len())];
+        // SAFETY: the caller says `file` is a mapping of the file when `mapped` is set.
+        let behind = mapped.then(|| unsafe { Behind::new(region, RELEASE_STEP) });
         let source = match codec {
-            Codec::None => Source::raw(region, mapped),
-            _ if region.is_empty() => Source::raw(region, mapped),
+            Codec::None => Source::raw(region, behind),
+            _ if region.is_empty() => Source::raw(region, behind),
             _ => {
                 let mut c = Cursor::new(region, data.offset, e);
                 let count = c.u32("chunk count")?;
                 Source::Chunks {
-                    feed: ChunkFeed::spawn(scope, codec, c, count, mapped.then_some(region))?,
+                    feed: ChunkFeed::spawn(scope, codec, c, count, behind)?,
                     buf: Arc::default(),
                 }
             }

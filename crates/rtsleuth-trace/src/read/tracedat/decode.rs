@@ -160,9 +160,9 @@ impl<'m> Planner<'m> {
         };
         let decode = self.decode;
         let plan = self.plans[usize::from(id)].get_or_insert_with(|| {
-            let fast = Typed::for_format(format);
-            let slow = payload::decoder(&format.name).filter(|_| fast.is_none());
             let name: &str = &format.name;
+            let fast = Typed::for_format(format);
+            let slow = payload::decoder(name).filter(|_| fast.is_none());
             let wanted = decode.wants(name);
             let everything = decode == Decode::Everything;
             let fields_read = Event::FIELDS_READ.contains(&name);
@@ -192,7 +192,7 @@ impl<'m> Planner<'m> {
         let format = meta.format(p.id)?;
         let plan = self.plans[usize::from(p.id)].as_ref()?;
         let name: &str = &format.name;
-        let e = self.meta.header.endian;
+        let e = meta.header.endian;
         let kind = match plan {
             Plan { typed: false, .. } => EventKind::Other,
             Plan { fast: Some(t), .. } => t.kind(data, e).unwrap_or(EventKind::Other),

@@ -125,9 +125,9 @@ fn read_with(input: Input, sink: &mut (dyn EventSink + Send), workers: usize) ->
     // feeds, so their threads end and the scope can join them instead of waiting forever.
     let faults: Vec<String> = std::thread::scope(|scope| {
         let mut streams = Vec::with_capacity(meta.cpus.len());
+        let file = (&bytes[..], matches!(bytes, Bytes::Mapped(_)));
         for cpu in &meta.cpus {
             let (codec, layout, e) = (meta.header.codec, meta.layout, meta.header.endian);
-            let file = (&bytes[..], matches!(bytes, Bytes::Mapped(_)));
             match CpuStream::new(scope, file, *cpu, codec, layout, e) {
                 Ok(s) => streams.push(s),
                 // A CPU whose data is cut still leaves the others readable.
