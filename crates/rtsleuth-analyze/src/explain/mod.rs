@@ -38,6 +38,7 @@ mod chain;
 mod clock;
 mod decompose;
 mod finding;
+mod history;
 mod outline;
 mod period;
 mod queueing;

@@ -13,11 +13,11 @@
 //! `[last_event, end)` is the only place a stretch can claim that the CPU showed nothing.
 
 use super::finding::Culprit;
+use super::history::History;
 use super::queueing::{self, Queueing};
 use crate::names::{NameId, Names};
 use crate::waking::{ExitPath, HardVisit};
 use rtsleuth_trace::event::{Event, EventKind, Flags, Timestamp};
-use std::collections::VecDeque;
 
 /// How far back a CPU's history reaches. A late wake-up longer than this is explained up to
 /// the window and the rest is `unknown`.
@@ -177,7 +177,7 @@ pub struct WakeContext {
 
 #[derive(Debug)]
 pub struct CpuTimeline {
-    history: VecDeque<Stretch>,
+    history: History<Stretch>,
     current: Stretch,
     /// Who runs in task context.
     task: Activity,
@@ -226,7 +226,7 @@ pub struct CpuTimeline {
 impl CpuTimeline {
     pub fn new(ts: Timestamp) -> CpuTimeline {
         CpuTimeline {
-            history: VecDeque::new(),
+            history: History::default(),
             current: Stretch::new(ts, Activity::Unknown),
             task: Activity::Unknown,
             stack: Vec::new(),
@@ -419,7 +419,7 @@ impl CpuTimeline {
     /// one printed at or before it).
     fn learn_prio(&mut self, pid: i32, prio: i32) {
         let since = self.prio_stated_at;
-        let run = std::iter::once(&mut self.current).chain(self.history.iter_mut().rev());
+        let run = std::iter::once(&mut self.current).chain(self.history.iter_rev_mut());
         for s in run.take_while(|s| s.start >= since) {
             match &mut s.activity {
                 Activity::Task { pid: p, prio: q } if *p == pid => match *q {
@@ -483,7 +483,7 @@ impl CpuTimeline {
             seq: self.seq,
         };
         let since = frame.start;
-        let made = self.history.iter_mut().rev();
+        let made = self.history.iter_rev_mut();
         for s in std::iter::once(&mut self.current).chain(made) {
             if s.activity != was || s.start < since {
                 break;
@@ -627,7 +627,7 @@ impl CpuTimeline {
             ..self.current
         };
         self.history
-            .range(first..)
+            .from(first)
             .copied()
             .chain(std::iter::once(current))
             .take_while(move |s| s.start < to)

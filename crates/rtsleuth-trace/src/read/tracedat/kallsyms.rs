@@ -125,6 +125,11 @@ impl Table {
     /// a convenience, not a structure of the file.
     fn parse(text: &str) -> Table {
         let mut s = Table::default();
+        // Sized once from the text (a name is shorter than its line, a line holds one entry):
+        // growing by doubling copied and faulted in the table again and again.
+        s.names.reserve(text.len());
+        s.entries
+            .reserve(memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1);
         for line in text.lines() {
             let mut parts = line.split_ascii_whitespace();
             let (Some(addr), Some(_ty), Some(name)) = (parts.next(), parts.next(), parts.next())
