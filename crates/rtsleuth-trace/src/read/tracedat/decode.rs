@@ -201,13 +201,25 @@ impl<'m> Planner<'m> {
             } => decode(name, text).unwrap_or(EventKind::Other),
             Plan { .. } => EventKind::Other,
         };
+        // A switch typed from its fields already holds the task it switches to.
+        let switched_in = match (&plan.fast, &kind) {
+            (
+                Some(_),
+                &EventKind::SchedSwitch {
+                    next_comm,
+                    next_pid,
+                    ..
+                },
+            ) => Some((next_comm, next_pid)),
+            (fast, _) => fast.as_ref().and_then(|t| t.switched_in(data, e)),
+        };
         Some(Decoded {
             name,
             pid: p.pid,
             flags: flags(data[2], data[3]),
             payload: text,
             kind,
-            switched_in: plan.fast.as_ref().and_then(|t| t.switched_in(data, e)),
+            switched_in,
         })
     }
 
