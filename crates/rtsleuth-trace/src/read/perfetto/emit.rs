@@ -3,7 +3,7 @@
 
 use super::bundle::Pending;
 use super::kind;
-use super::messages::ProcessTree;
+use super::messages::{Body, ProcessTree};
 use super::payload::{self, Scratch};
 use super::tasks::TaskNames;
 use crate::event::{Event, EventKind, Flags};
@@ -70,7 +70,12 @@ impl Emitter {
         self.names.learn(&p.body);
         let name = kind::name(&p.body);
         let (kind, payload) = if self.decode.wants(name) {
-            payload::render(&p.body, p.symbol.as_deref(), &mut self.scratch);
+            // The text is promised only to `Everything`; otherwise it is printed for the
+            // events typed from it and those whose fields the event model reads.
+            let text = self.decode == Decode::Everything
+                || matches!(p.body, Body::Generic(_))
+                || Event::FIELDS_READ.contains(&name);
+            payload::render(&p.body, p.symbol.as_deref(), text, &mut self.scratch);
             (
                 kind::kind(&p.body, &self.scratch.function, &self.scratch.payload),
                 self.scratch.payload.as_str(),

@@ -22,9 +22,10 @@ pub struct Scratch {
     pub function: String,
 }
 
-/// Renders `body` into `out` (both strings are overwritten). `symbol` is the name of the
-/// body's kernel function when the trace interned it; otherwise its address is printed.
-pub fn render(body: &Body, symbol: Option<&str>, out: &mut Scratch) {
+/// Renders `body` into `out` (both strings are overwritten; the payload only when `text`).
+/// `symbol` is the name of the body's kernel function when the trace interned it; otherwise
+/// its address is printed.
+pub fn render(body: &Body, symbol: Option<&str>, text: bool, out: &mut Scratch) {
     out.payload.clear();
     out.function.clear();
     match (symbol, body.function()) {
@@ -34,8 +35,10 @@ pub fn render(body: &Body, symbol: Option<&str>, out: &mut Scratch) {
         }
         (None, None) => {}
     }
-    // Writing to a String cannot fail.
-    let _ = payload(body, out.function.as_str(), &mut out.payload);
+    if text {
+        // Writing to a String cannot fail.
+        let _ = payload(body, out.function.as_str(), &mut out.payload);
+    }
 }
 
 /// Writes the event's line as its `TP_printk` format prints it; `f` is the event's kernel

@@ -6,13 +6,13 @@ use super::checked_bundle::CheckedBundle;
 use super::messages::{
     Body, CompactSched, Data, FtraceError, FtraceEvent, FtraceEventBundle, Generic, GenericField,
     GenericValue, HrtimerStart, InternedData, InternedString, Print, Process, ProcessTree,
-    TracePacket,
+    SchedPiSetprio, SchedSwitch, TracePacket,
 };
 use super::order::Limits;
 use super::{read, read_with};
 use crate::event::{Event, EventKind, IrqVector, MarkerKind, TaskState};
 use crate::input::Input;
-use crate::read::{EventSink, TraceInfo};
+use crate::read::{Decode, EventSink, TraceInfo};
 use prost::Message;
 
 /// Every event as one line: `ts cpu pid comm name | payload`.
@@ -293,6 +293,98 @@ fn generic_events_are_typed_like_the_text_traces() {
             format!("local_timer_entry vector=236 {vector:?}"),
             "my_driver_event dev=spi0 len=64 Other".to_string(),
         ]
+    );
+}
+
+/// Collects what a sink that wants `decode` is given: name, payload, kind, and the priority
+/// inheritance the event model reads from the payload.
+struct Given(Decode, Vec<String>);
+
+impl EventSink for Given {
+    fn event(&mut self, e: &Event<'_>) {
+        let kind = format!("{:?}", e.kind);
+        let kind = kind
+            .split_once([' ', '('])
+            .map_or(&*kind, |k| k.0)
+            .to_string();
+        self.1.push(format!(
+            "{} [{}] {kind} {:?}",
+            e.name,
+            e.payload,
+            e.pi_setprio()
+        ));
+    }
+
+    fn decode(&self) -> Decode {
+        self.0
+    }
+}
+
+/// The payload text is printed for every event under `Everything`; under `Typed` only where
+/// the kind is typed from it (a generic event) or the event model reads it
+/// (`sched_pi_setprio`): a switch is typed from its fields and goes without.
+#[test]
+fn payload_text_only_where_it_is_wanted() {
+    let event = |ts, body| FtraceEvent {
+        timestamp: Some(ts),
+        pid: Some(5),
+        body: Some(body),
+    };
+    let trace = packet(Data::FtraceEvents(CheckedBundle::from(FtraceEventBundle {
+        cpu: Some(0),
+        event: vec![
+            event(
+                10,
+                Body::SchedSwitch(SchedSwitch {
+                    prev_comm: Some("a".into()),
+                    prev_pid: Some(5),
+                    prev_prio: Some(120),
+                    prev_state: Some(1),
+                    next_comm: Some("b".into()),
+                    next_pid: Some(6),
+                    next_prio: Some(20),
+                }),
+            ),
+            event(
+                20,
+                Body::Generic(Generic {
+                    event_name: Some("local_timer_entry".into()),
+                    field: vec![GenericField {
+                        name: Some("vector".into()),
+                        value: Some(GenericValue::Int(236)),
+                    }],
+                }),
+            ),
+            event(
+                30,
+                Body::SchedPiSetprio(SchedPiSetprio {
+                    comm: Some("b".into()),
+                    newprio: Some(10),
+                    oldprio: Some(20),
+                    pid: Some(6),
+                }),
+            ),
+        ],
+        ..FtraceEventBundle::default()
+    })));
+    let given = |decode| {
+        let input = Input::from_reader("t", Box::new(std::io::Cursor::new(trace.clone()))).unwrap();
+        let mut sink = Given(decode, Vec::new());
+        read(input, &mut sink).unwrap();
+        sink.1
+    };
+    let pi = "sched_pi_setprio [comm=b pid=6 oldprio=20 newprio=10] Other Some((6, 10))";
+    assert_eq!(
+        given(Decode::Typed),
+        [
+            "sched_switch [] SchedSwitch None",
+            "local_timer_entry [vector=236] IrqVectorEntry None",
+            pi,
+        ]
+    );
+    assert_eq!(
+        given(Decode::Everything)[0],
+        "sched_switch [prev_comm=a prev_pid=5 prev_prio=120 prev_state=S ==> next_comm=b next_pid=6 next_prio=20] SchedSwitch None"
     );
 }
 
