@@ -8,6 +8,7 @@
 //! `emit` names, decodes and hands them to the sink. Memory is bounded by the merge window,
 //! not by the trace.
 
+mod ahead;
 mod bundle;
 mod checked_bundle;
 mod compact;
@@ -30,6 +31,7 @@ use super::{EventSink, TraceInfo};
 use crate::error::{Error, Result};
 use crate::event::MAX_CPUS;
 use crate::input::{describe_read_error, Input};
+use ahead::Ahead;
 use bundle::Running;
 use emit::{Emitter, Record};
 use messages::{Data, FtraceEventBundle, TracePacket};
@@ -73,42 +75,22 @@ fn read_with(input: Input, sink: &mut (dyn EventSink + Send), window: Limits) ->
         }
         None => sink.history_begins(None),
     }
-    let mut packets = Packets::<_, TracePacket>::new(input.reader);
-    loop {
-        match packets.next() {
-            Ok(Step::Packet { offset, packet }) => reader.packet(offset, packet, sink, &mut info),
-            Ok(Step::End) => break,
-            Ok(Step::Skipped {
-                offset,
-                len,
-                damage,
-                whole_packet,
-                resumed,
-            }) => match whole_packet {
-                true => reader.skips.packet(offset, damage),
-                false => reader.skips.span(offset, len, damage, resumed),
-            },
-            Ok(Step::Truncated { offset, have, want }) => {
-                let want = want.map_or("its length".to_string(), |w| format!("{w} bytes"));
-                info.notes.push(format!(
-                    "the trace ends inside the TracePacket at byte {offset} ({have} bytes of {want}): it was cut short; the packets before it were read"
-                ));
-                break;
+    std::thread::scope(|scope| {
+        let mut ahead = Ahead::start(scope, Packets::<_, TracePacket>::new(input.reader));
+        reader.packets(&mut ahead, sink, &mut info)?;
+        let mut packets = ahead.finish();
+        info.bytes = packets.offset();
+        if let Some(damage) = packets.damage() {
+            if reader.packets == 0 {
+                return Err(damage.into_error());
             }
-            Err(e) => return Err(describe_read_error(&input.name, e)),
+            info.notes.push(damage.note(&format!(
+                "the first {} bytes of the trace ({} packets)",
+                info.bytes, reader.packets
+            )));
         }
-    }
-    info.bytes = packets.offset();
-    if let Some(damage) = packets.damage() {
-        if reader.packets == 0 {
-            return Err(damage.into_error());
-        }
-        info.notes.push(damage.note(&format!(
-            "the first {} bytes of the trace ({} packets)",
-            info.bytes, reader.packets
-        )));
-    }
-    reader.finish(sink, info)
+        reader.finish(sink, info)
+    })
 }
 
 /// The trace clock a bundle's `ftrace_clock` names (Perfetto's `FtraceClock`); every one
@@ -178,6 +160,39 @@ impl Reader {
             first_parse_error: None,
             broken_pages: 0,
             over_cap: (0, None),
+        }
+    }
+
+    /// Takes every packet in order until the end of the stream or the packet it is cut in.
+    fn packets<'s, R: std::io::Read + Send + 's>(
+        &mut self,
+        ahead: &mut Ahead<'s, R>,
+        sink: &mut (dyn EventSink + Send),
+        info: &mut TraceInfo,
+    ) -> Result<()> {
+        loop {
+            match ahead.next() {
+                Ok(Step::Packet { offset, packet }) => self.packet(offset, packet, sink, info),
+                Ok(Step::End) => return Ok(()),
+                Ok(Step::Skipped {
+                    offset,
+                    len,
+                    damage,
+                    whole_packet,
+                    resumed,
+                }) => match whole_packet {
+                    true => self.skips.packet(offset, damage),
+                    false => self.skips.span(offset, len, damage, resumed),
+                },
+                Ok(Step::Truncated { offset, have, want }) => {
+                    let want = want.map_or("its length".to_string(), |w| format!("{w} bytes"));
+                    info.notes.push(format!(
+                        "the trace ends inside the TracePacket at byte {offset} ({have} bytes of {want}): it was cut short; the packets before it were read"
+                    ));
+                    return Ok(());
+                }
+                Err(e) => return Err(describe_read_error(&self.path, e)),
+            }
         }
     }
 

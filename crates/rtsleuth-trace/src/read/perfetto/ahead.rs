@@ -1,0 +1,154 @@
+//! Decoding packets ahead, on a thread of their own. Turning bytes into `TracePacket`s needs
+//! nothing but the bytes and was a third of reading a trace; the merge and the analysis, which
+//! must see the packets in order, take them from a bounded queue of batches.
+
+use super::messages::TracePacket;
+use super::packets::{Packets, Step};
+use std::io::{self, Read};
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::thread::{Builder, Scope, ScopedJoinHandle};
+
+/// A batch closes at this many packets or bytes, whichever comes first: enough that the
+/// hand-over costs nothing per packet, little enough that the queue stays a few megabytes.
+const BATCH_PACKETS: usize = 256;
+const BATCH_BYTES: u64 = 1 << 20;
+
+/// Batches decoded and not yet taken.
+const QUEUED: usize = 2;
+
+type Item = io::Result<Step<TracePacket>>;
+
+/// The packets of a stream in order, as [`Packets::next`] gives them.
+pub enum Ahead<'scope, R> {
+    /// No thread could be started: decoded here.
+    InLine(Packets<R, TracePacket>),
+    Threaded {
+        batches: Receiver<Vec<Item>>,
+        batch: std::vec::IntoIter<Item>,
+        decoder: ScopedJoinHandle<'scope, Packets<R, TracePacket>>,
+    },
+}
+
+impl<'scope, R: Read + Send + 'scope> Ahead<'scope, R> {
+    pub fn start(scope: &'scope Scope<'scope, '_>, packets: Packets<R, TracePacket>) -> Self {
+        let (give, batches) = sync_channel(QUEUED);
+        // The packets go to the thread once it has started, so that they stay here if not.
+        let (hand, taken) = sync_channel::<Packets<R, TracePacket>>(1);
+        let work = move || {
+            let mut packets = taken.recv().expect("sent once the thread started");
+            loop {
+                let (batch, last) = next_batch(&mut packets);
+                // A closed queue means the reader stopped early.
+                if give.send(batch).is_err() || last {
+                    return packets;
+                }
+            }
+        };
+        match Builder::new().spawn_scoped(scope, work) {
+            Ok(decoder) => {
+                hand.send(packets).expect("the thread waits for them");
+                Ahead::Threaded {
+                    batches,
+                    batch: Vec::new().into_iter(),
+                    decoder,
+                }
+            }
+            Err(_) => Ahead::InLine(packets),
+        }
+    }
+
+    pub fn next(&mut self) -> Item {
+        match self {
+            Ahead::InLine(packets) => packets.next(),
+            Ahead::Threaded { batches, batch, .. } => loop {
+                if let Some(item) = batch.next() {
+                    return item;
+                }
+                // The thread stops only after the end, a cut or an error, which the reader
+                // stops at too.
+                *batch = batches.recv().unwrap_or_default().into_iter();
+                if batch.len() == 0 {
+                    return Ok(Step::End);
+                }
+            },
+        }
+    }
+
+    /// The packets, for how far they went and the damage that ended them.
+    pub fn finish(self) -> Packets<R, TracePacket> {
+        match self {
+            Ahead::InLine(packets) => packets,
+            Ahead::Threaded {
+                batches, decoder, ..
+            } => {
+                drop(batches);
+                decoder
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            }
+        }
+    }
+}
+
+/// The next packets up to a batch's size, and whether the batch ends with what ends the
+/// stream (its end, a cut or a read error).
+fn next_batch<R: Read>(packets: &mut Packets<R, TracePacket>) -> (Vec<Item>, bool) {
+    let (mut batch, start) = (Vec::new(), packets.offset());
+    while batch.len() < BATCH_PACKETS && packets.offset() - start < BATCH_BYTES {
+        let item = packets.next();
+        let last = !matches!(item, Ok(Step::Packet { .. } | Step::Skipped { .. }));
+        batch.push(item);
+        if last {
+            return (batch, true);
+        }
+    }
+    (batch, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prost::Message;
+
+    /// Every step as text, then how far the packets went.
+    fn steps(mut next: impl FnMut() -> Item) -> Vec<String> {
+        let mut out = Vec::new();
+        loop {
+            let step = next();
+            let last = !matches!(step, Ok(Step::Packet { .. } | Step::Skipped { .. }));
+            out.push(format!("{step:?}"));
+            if last {
+                return out;
+            }
+        }
+    }
+
+    /// Across several batches, a damaged frame and a cut end, the thread hands on exactly the
+    /// steps, offset and damage of reading in line.
+    #[test]
+    fn ahead_gives_the_steps_of_reading_in_line() {
+        let mut bytes = Vec::new();
+        for seq in 0..3 * BATCH_PACKETS as u32 {
+            if seq == 300 {
+                bytes.extend([0x12, 0x01, 0x00]); // a frame with the wrong key
+            }
+            let p = TracePacket {
+                trusted_packet_sequence_id: Some(seq),
+                ..TracePacket::default()
+            };
+            bytes.push(0x0a);
+            p.encode_length_delimited(&mut bytes).unwrap();
+        }
+        bytes.extend([0x0a, 0x40, 0x08]); // a packet cut short
+        let packets = || Packets::<_, TracePacket>::new(std::io::Cursor::new(bytes.clone()));
+        let mut in_line = packets();
+        let expected = steps(|| in_line.next());
+        assert!(expected.len() > 2 * BATCH_PACKETS && expected.last().unwrap().contains("Truncated"));
+        std::thread::scope(|scope| {
+            let mut ahead = Ahead::start(scope, packets());
+            assert!(matches!(ahead, Ahead::Threaded { .. }));
+            assert_eq!(steps(|| ahead.next()), expected);
+            assert_eq!(ahead.finish().offset(), in_line.offset());
+        });
+    }
+}
