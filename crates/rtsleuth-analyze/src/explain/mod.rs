@@ -32,13 +32,13 @@
 //! in flight, its last explained one, its `top` worst findings and an aggregate per kind and
 //! culprit. Nothing grows with the length of the trace.
 
+mod block_queue;
 mod cause;
 mod cause_total;
 mod chain;
 mod clock;
 mod decompose;
 mod finding;
-mod history;
 mod outline;
 mod period;
 mod queueing;

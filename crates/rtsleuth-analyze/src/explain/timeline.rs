@@ -12,8 +12,8 @@
 //! than that apart from its start to its last event, then nothing until its end: the silent tail
 //! `[last_event, end)` is the only place a stretch can claim that the CPU showed nothing.
 
+use super::block_queue::BlockQueue;
 use super::finding::Culprit;
-use super::history::History;
 use super::queueing::{self, Queueing};
 use crate::names::{NameId, Names};
 use crate::waking::{ExitPath, HardVisit};
@@ -177,7 +177,7 @@ pub struct WakeContext {
 
 #[derive(Debug)]
 pub struct CpuTimeline {
-    history: History<Stretch>,
+    history: BlockQueue<Stretch>,
     current: Stretch,
     /// Who runs in task context.
     task: Activity,
@@ -226,7 +226,7 @@ pub struct CpuTimeline {
 impl CpuTimeline {
     pub fn new(ts: Timestamp) -> CpuTimeline {
         CpuTimeline {
-            history: History::default(),
+            history: BlockQueue::default(),
             current: Stretch::new(ts, Activity::Unknown),
             task: Activity::Unknown,
             stack: Vec::new(),

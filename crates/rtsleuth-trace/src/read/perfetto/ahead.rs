@@ -143,7 +143,9 @@ mod tests {
         let packets = || Packets::<_, TracePacket>::new(std::io::Cursor::new(bytes.clone()));
         let mut in_line = packets();
         let expected = steps(|| in_line.next());
-        assert!(expected.len() > 2 * BATCH_PACKETS && expected.last().unwrap().contains("Truncated"));
+        assert!(
+            expected.len() > 2 * BATCH_PACKETS && expected.last().unwrap().contains("Truncated")
+        );
         std::thread::scope(|scope| {
             let mut ahead = Ahead::start(scope, packets());
             assert!(matches!(ahead, Ahead::Threaded { .. }));

@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 const BLOCK: usize = 4096;
 
 #[derive(Debug)]
-pub struct History<T> {
+pub struct BlockQueue<T> {
     /// Every block is full but the last; the live items start at `head` in the first.
     blocks: VecDeque<Vec<T>>,
     head: usize,
@@ -21,9 +21,9 @@ pub struct History<T> {
     spare: Option<Vec<T>>,
 }
 
-impl<T> Default for History<T> {
+impl<T> Default for BlockQueue<T> {
     fn default() -> Self {
-        History {
+        BlockQueue {
             blocks: VecDeque::new(),
             head: 0,
             len: 0,
@@ -32,7 +32,7 @@ impl<T> Default for History<T> {
     }
 }
 
-impl<T> History<T> {
+impl<T> BlockQueue<T> {
     pub fn len(&self) -> usize {
         self.len
     }
@@ -116,7 +116,7 @@ mod tests {
     /// Pushes, trims and searches across many blocks agree with a plain ring's.
     #[test]
     fn behaves_as_a_ring() {
-        let mut h = History::default();
+        let mut h = BlockQueue::default();
         let mut ring = VecDeque::new();
         let mut next = 0u64;
         // Grow past several blocks, trim into the middle of one, and so on.
@@ -150,7 +150,7 @@ mod tests {
     /// The block the front used up is the back's next one: no new memory in a steady state.
     #[test]
     fn reuses_the_block_the_front_used_up() {
-        let mut h = History::default();
+        let mut h = BlockQueue::default();
         for v in 0..BLOCK {
             h.push_back(v);
         }
