@@ -76,7 +76,7 @@ target() {
     local got=${secs[$1]:-}
     [ -n "$got" ] || { printf '  %-26s failed, target >= %s M events/s\n' "$1" "$2"; return 0; }
     awk -v n="$1" -v s="$got" -v e="$nevents" -v t="$2" \
-        'BEGIN { r = e / s / 1e6; printf "  %-26s %5.1f M events/s  target >= %d: %s\n", n, r, t, (r >= t ? "met" : "NOT met") }'
+        'BEGIN { r = e / s / 1e6; printf "  %-26s %5.2f M events/s  target >= %d: %s\n", n, r, t, (r >= t ? "met" : "NOT met") }'
 }
 row() {   # row NAME FILE-LABEL FILE CMD...
     local name=$1 label=$2 file=$3 s rss; shift 3

@@ -17,7 +17,8 @@ pub struct FormatTable {
 
 struct Slot {
     system: Box<str>,
-    text: Box<str>,
+    /// As stored: it is made text (lossily) only when parsed.
+    text: Box<[u8]>,
     parsed: OnceLock<Result<EventFormat, String>>,
 }
 
@@ -32,11 +33,10 @@ impl FormatTable {
     /// Stores one format file's text; fails only when it has no readable `ID:` line, since
     /// records name their format by that id.
     pub fn add(&mut self, system: &str, text: &[u8]) -> Result<(), String> {
-        let text = String::from_utf8_lossy(text);
         let id = text
-            .lines()
-            .find_map(|l| l.trim().strip_prefix("ID:"))
-            .and_then(|v| v.trim().parse::<u16>().ok())
+            .split(|&b| b == b'\n')
+            .find_map(|l| l.trim_ascii().strip_prefix(b"ID:"))
+            .and_then(|v| std::str::from_utf8(v.trim_ascii()).ok()?.parse::<u16>().ok())
             .ok_or("format without a readable ID: line")?;
         let i = usize::from(id);
         if self.slots.len() <= i {
@@ -55,7 +55,10 @@ impl FormatTable {
     pub fn get(&self, id: u16) -> Option<&EventFormat> {
         let slot = self.slots.get(usize::from(id))?.as_ref()?;
         slot.parsed
-            .get_or_init(|| EventFormat::parse(&slot.system, &slot.text, self.long_size))
+            .get_or_init(|| {
+                let text = String::from_utf8_lossy(&slot.text);
+                EventFormat::parse(&slot.system, &text, self.long_size)
+            })
             .as_ref()
             .ok()
     }
