@@ -36,7 +36,12 @@ impl FormatTable {
         let id = text
             .split(|&b| b == b'\n')
             .find_map(|l| l.trim_ascii().strip_prefix(b"ID:"))
-            .and_then(|v| std::str::from_utf8(v.trim_ascii()).ok()?.parse::<u16>().ok())
+            .and_then(|v| {
+                std::str::from_utf8(v.trim_ascii())
+                    .ok()?
+                    .parse::<u16>()
+                    .ok()
+            })
             .ok_or("format without a readable ID: line")?;
         let i = usize::from(id);
         if self.slots.len() <= i {
