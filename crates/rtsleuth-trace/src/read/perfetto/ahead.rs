@@ -9,9 +9,11 @@ use std::sync::mpsc::{sync_channel, Receiver};
 use std::thread::{Builder, Scope, ScopedJoinHandle};
 
 /// A batch closes at this many packets or bytes, whichever comes first: enough that the
-/// hand-over costs nothing per packet, little enough that the queue stays a few megabytes.
+/// hand-over costs nothing per packet, little enough that the decoded messages in flight stay
+/// a few megabytes (they take several times their encoded size). On 8 M compact_sched events
+/// 1 MB batches held 77 MB resident and 128 KB ones 42 MB, and ran 5 % faster.
 const BATCH_PACKETS: usize = 256;
-const BATCH_BYTES: u64 = 1 << 20;
+const BATCH_BYTES: u64 = 128 << 10;
 
 /// Batches decoded and not yet taken.
 const QUEUED: usize = 2;
