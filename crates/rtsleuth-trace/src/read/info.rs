@@ -130,6 +130,15 @@ impl TraceInfo {
         }
     }
 
+    /// Counts one event of a binary reader (trace.dat, perf.data), where every record handed
+    /// out stands for one line of the trace's text, and notes its time and CPU.
+    pub fn saw_record(&mut self, ts: Timestamp, cpu: u32) {
+        self.events += 1;
+        self.lines.events += 1;
+        self.lines.total += 1;
+        self.saw_event(ts, cpu);
+    }
+
     /// Notes an event's time and CPU (first/last time, order, CPUs seen); every reader calls
     /// this once per event it hands out.
     pub fn saw_event(&mut self, ts: Timestamp, cpu: u32) {

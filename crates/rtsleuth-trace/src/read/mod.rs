@@ -7,6 +7,7 @@ mod info;
 pub mod latency_tracer;
 pub mod perf_data;
 pub mod perfetto;
+mod spawn;
 pub mod tracedat;
 
 pub use info::{LineCounts, TraceInfo, UnparsedLine};
@@ -75,6 +76,13 @@ impl Decode {
                 .iter()
                 .any(|n| n.as_bytes().first() == name.as_bytes().first() && *n == name),
         }
+    }
+
+    /// Whether a binary reader prints the payload text of an event the sink wants: the text
+    /// is promised to `Everything` only, and is needed where the kind is typed from it
+    /// (`typed_from_text`) or the event model reads its fields ([`Event::FIELDS_READ`]).
+    pub fn prints(self, name: &str, typed_from_text: bool) -> bool {
+        self == Decode::Everything || typed_from_text || Event::FIELDS_READ.contains(&name)
     }
 }
 

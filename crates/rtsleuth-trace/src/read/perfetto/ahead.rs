@@ -4,9 +4,10 @@
 
 use super::messages::TracePacket;
 use super::packets::{Packets, Step};
+use crate::read::spawn::spawn_with;
 use std::io::{self, Read};
 use std::sync::mpsc::{sync_channel, Receiver};
-use std::thread::{Builder, Scope, ScopedJoinHandle};
+use std::thread::{Scope, ScopedJoinHandle};
 
 /// A batch closes at this many packets or bytes, whichever comes first: enough that the
 /// hand-over costs nothing per packet, little enough that the decoded messages in flight stay
@@ -34,28 +35,20 @@ pub enum Ahead<'scope, R> {
 impl<'scope, R: Read + Send + 'scope> Ahead<'scope, R> {
     pub fn start(scope: &'scope Scope<'scope, '_>, packets: Packets<R, TracePacket>) -> Self {
         let (give, batches) = sync_channel(QUEUED);
-        // The packets go to the thread once it has started, so that they stay here if not.
-        let (hand, taken) = sync_channel::<Packets<R, TracePacket>>(1);
-        let work = move || {
-            let mut packets = taken.recv().expect("sent once the thread started");
-            loop {
-                let (batch, last) = next_batch(&mut packets);
-                // A closed queue means the reader stopped early.
-                if give.send(batch).is_err() || last {
-                    return packets;
-                }
+        let work = move |mut packets| loop {
+            let (batch, last) = next_batch(&mut packets);
+            // A closed queue means the reader stopped early.
+            if give.send(batch).is_err() || last {
+                return packets;
             }
         };
-        match Builder::new().spawn_scoped(scope, work) {
-            Ok(decoder) => {
-                hand.send(packets).expect("the thread waits for them");
-                Ahead::Threaded {
-                    batches,
-                    batch: Vec::new().into_iter(),
-                    decoder,
-                }
-            }
-            Err(_) => Ahead::InLine(packets),
+        match spawn_with(scope, packets, work) {
+            Ok(decoder) => Ahead::Threaded {
+                batches,
+                batch: Vec::new().into_iter(),
+                decoder,
+            },
+            Err(packets) => Ahead::InLine(packets),
         }
     }
 

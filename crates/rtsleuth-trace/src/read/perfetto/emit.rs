@@ -70,11 +70,8 @@ impl Emitter {
         self.names.learn(&p.body);
         let name = kind::name(&p.body);
         let (kind, payload) = if self.decode.wants(name) {
-            // The text is promised only to `Everything`; otherwise it is printed for the
-            // events typed from it and those whose fields the event model reads.
-            let text = self.decode == Decode::Everything
-                || matches!(p.body, Body::Generic(_))
-                || Event::FIELDS_READ.contains(&name);
+            // Generic events are typed from their text.
+            let text = self.decode.prints(name, matches!(p.body, Body::Generic(_)));
             payload::render(&p.body, p.symbol.as_deref(), text, &mut self.scratch);
             (
                 kind::kind(&p.body, &self.scratch.function, &self.scratch.payload),

@@ -77,7 +77,7 @@ fn read_with(input: Input, sink: &mut (dyn EventSink + Send), window: Limits) ->
     }
     std::thread::scope(|scope| {
         let mut ahead = Ahead::start(scope, Packets::<_, TracePacket>::new(input.reader));
-        reader.packets(&mut ahead, sink, &mut info)?;
+        reader.read_packets(&mut ahead, sink, &mut info)?;
         let mut packets = ahead.finish();
         info.bytes = packets.offset();
         if let Some(damage) = packets.damage() {
@@ -164,7 +164,7 @@ impl Reader {
     }
 
     /// Takes every packet in order until the end of the stream or the packet it is cut in.
-    fn packets<'s, R: std::io::Read + Send + 's>(
+    fn read_packets<'s, R: std::io::Read + Send + 's>(
         &mut self,
         ahead: &mut Ahead<'s, R>,
         sink: &mut (dyn EventSink + Send),

@@ -69,10 +69,7 @@ impl Decoded<'_> {
             payload: self.payload,
             kind: self.kind,
         };
-        info.events += 1;
-        info.lines.events += 1;
-        info.lines.total += 1;
-        info.saw_event(ts, cpu);
+        info.saw_record(ts, cpu);
         sink.event(&ev);
     }
 }
@@ -164,11 +161,9 @@ impl<'m> Planner<'m> {
             let fast = Typed::for_format(format);
             let slow = payload::decoder(name).filter(|_| fast.is_none());
             let wanted = decode.wants(name);
-            let everything = decode == Decode::Everything;
-            let fields_read = Event::FIELDS_READ.contains(&name);
             Plan {
                 typed: wanted && (fast.is_some() || slow.is_some()),
-                print: everything || (wanted && (slow.is_some() || fields_read)),
+                print: wanted && decode.prints(name, slow.is_some()),
                 fast,
                 slow,
             }

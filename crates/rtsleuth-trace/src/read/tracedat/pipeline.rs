@@ -9,6 +9,7 @@ use super::comms::LearntComms;
 use super::decode::Planner;
 use super::merge::Merger;
 use super::Metadata;
+use crate::read::spawn::spawn_with;
 use crate::read::{EventSink, Record, TraceInfo};
 use std::collections::BTreeMap;
 use std::sync::mpsc::{sync_channel, Receiver};
@@ -94,13 +95,11 @@ impl<'m> InOrder<'m> {
             })
             .collect();
         drop(done);
+        if decoding.is_empty() {
+            return self.inline(meta, merger, info, sink);
+        }
         let (spent, recycled) = sync_channel::<Batch<'m>>(workers * 4);
-        // The merger goes to its thread once that has started, so that it stays here if not.
-        let (give, merger_in) = sync_channel::<Merger<'m>>(1);
-        let merge = move || {
-            let Ok(mut merger) = merger_in.recv() else {
-                return Vec::new();
-            };
+        let merge = move |mut merger: Merger<'m>| {
             for seq in 0.. {
                 let mut b = recycled.try_recv().unwrap_or_else(|_| Batch::new(meta));
                 // A closed channel means the reader stopped early.
@@ -110,12 +109,11 @@ impl<'m> InOrder<'m> {
             }
             merger.faults()
         };
-        let merging = match Builder::new().spawn_scoped(scope, merge) {
-            Ok(m) if !decoding.is_empty() => m,
-            // Dropping the channels ends the workers and the merging thread.
-            _ => return self.inline(meta, merger, info, sink),
+        let merging = match spawn_with(scope, merger, merge) {
+            Ok(m) => m,
+            // Dropping the channels ends the workers.
+            Err(merger) => return self.inline(meta, merger, info, sink),
         };
-        let _ = give.send(merger);
         let recycle = |d: Decoded<'m>| {
             let mut b = d.into_owner();
             b.clear(); // lets go of its chunks now
@@ -190,12 +188,7 @@ impl<'m> InOrder<'m> {
 fn count(records: &[Record<'_>], info: &mut TraceInfo) {
     for record in records {
         match record {
-            Record::Event(ev) => {
-                info.events += 1;
-                info.lines.events += 1;
-                info.lines.total += 1;
-                info.saw_event(ev.ts, ev.cpu);
-            }
+            Record::Event(ev) => info.saw_record(ev.ts, ev.cpu),
             Record::Lost { count, .. } => {
                 info.lost_events += count.unwrap_or(0);
                 info.lines.lost_markers += 1;
