@@ -89,7 +89,7 @@ impl<T> BlockQueue<T> {
     }
 
     /// The items from the `i`th from the front on, in order.
-    pub fn from(&self, i: usize) -> impl Iterator<Item = &T> + '_ {
+    pub fn iter_from(&self, i: usize) -> impl Iterator<Item = &T> + '_ {
         let at = self.head + i.min(self.len);
         let skip = at % BLOCK;
         self.blocks
@@ -141,7 +141,7 @@ mod tests {
             for cut in [0, 1, next / 2, next.saturating_sub(1), next + 5] {
                 let i = h.partition_point(|&v| v < cut);
                 assert_eq!(i, ring.partition_point(|&v| v < cut));
-                assert!(h.from(i).eq(ring.range(i..)), "from {i}");
+                assert!(h.iter_from(i).eq(ring.range(i..)), "from {i}");
             }
             assert!(h.iter_rev_mut().map(|v| *v).eq(ring.iter().rev().copied()));
         }

@@ -627,7 +627,7 @@ impl CpuTimeline {
             ..self.current
         };
         self.history
-            .from(first)
+            .iter_from(first)
             .copied()
             .chain(std::iter::once(current))
             .take_while(move |s| s.start < to)
