@@ -143,6 +143,7 @@ impl<'m> Planner<'m> {
     /// Appends the payload text the record's plan wants (none for most scheduler events) to
     /// `text`; `None` (and counted) when the record is too short for the common fields or its
     /// id has no format in the file.
+    #[inline(always)]
     pub fn prepare(&mut self, data: &[u8], text: &mut String) -> Option<Prepared> {
         let e = self.meta.header.endian;
         let (Some(id), Some(pid)) = (e.uint(data, 2), data.get(4..).and_then(|d| e.int(d, 4)))
@@ -179,6 +180,7 @@ impl<'m> Planner<'m> {
 
     /// The event of a prepared record, `text` being the payload [`Planner::prepare`] printed
     /// for it (empty when it printed none).
+    #[inline(always)]
     pub fn decoded<'a>(&self, p: Prepared, data: &'a [u8], text: &'a str) -> Option<Decoded<'a>>
     where
         'm: 'a,
@@ -249,6 +251,7 @@ impl<'m> Planner<'m> {
 }
 
 /// The kernel's `common_flags` and `common_preempt_count` as the flag columns print them.
+#[inline(always)]
 fn flags(bits: u8, preempt: u8) -> Flags {
     Flags {
         known: true,
