@@ -3,9 +3,12 @@
 //! once per distinct name.
 
 use rustc_hash::FxHashMap as HashMap;
+use std::num::NonZeroU32;
 
+/// A name's place in [`Names`], counted from one, so that an `Option<NameId>` takes no more room
+/// than the id (explain keeps several in each stretch of its history).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct NameId(u32);
+pub struct NameId(NonZeroU32);
 
 #[derive(Debug, Default)]
 pub struct Names {
@@ -18,14 +21,14 @@ impl Names {
         if let Some(id) = self.ids.get(name) {
             return *id;
         }
-        let id = NameId(self.names.len() as u32);
+        let id = NameId(NonZeroU32::MIN.saturating_add(self.names.len() as u32));
         self.names.push(name.into());
         self.ids.insert(name.into(), id);
         id
     }
 
     pub fn get(&self, id: NameId) -> &str {
-        &self.names[id.0 as usize]
+        &self.names[id.0.get() as usize - 1]
     }
 }
 

@@ -22,9 +22,10 @@ use rtsleuth_trace::event::{Event, EventKind, Flags, Timestamp};
 /// How far back a CPU's history reaches. A late wake-up longer than this is explained up to
 /// the window and the rest is `unknown`.
 pub const LOOKBACK_NS: u64 = 2_000_000_000;
-/// The most stretches kept per CPU, whatever their age (104 bytes each: 54 MB per CPU), so a
+/// The most stretches kept per CPU, whatever their age (88 bytes each: 46 MB per CPU), so a
 /// storm of interrupts cannot grow the history without bound.
 pub const MAX_STRETCHES: usize = 1 << 19;
+const _: () = assert!(std::mem::size_of::<Stretch>() == 88);
 /// The shortest silence that ends a stretch: shorter gaps between events are the ordinary pace
 /// of a busy CPU, and no cause shorter than this is named anyway.
 pub const SILENCE_NS: u64 = super::decompose::MIN_CAUSE_NS;
