@@ -819,7 +819,9 @@ impl EventSink for Explain {
         let prios = &self.prios;
         timeline(&mut self.cpus, ev.cpu, ev.ts)
             .on_event(ev, &mut self.names, |pid| prios.get(&pid).copied());
-        for (pid, prio) in ev.kind.task_prios().into_iter().flatten() {
+        // Two options rather than the array's iterator, which went through the stack.
+        let [first, second] = ev.kind.task_prios();
+        for (pid, prio) in first.into_iter().chain(second) {
             self.prios.insert(pid, prio);
         }
         if let Some((pid, prio)) = ev.pi_setprio() {
