@@ -179,12 +179,12 @@ impl ChunkReader {
             (Source::Stream { spare, .. }, Bytes::Owned(buf)) if spare.len() < 64 => {
                 spare.push(buf)
             }
-            (Source::Mapped { map, released }, Bytes::Mapped(_, range)) => {
-                if range.end >= *released + RELEASE_STEP {
-                    // SAFETY: `map` maps the file read-only, and no block before `range.end`
-                    // is in use any more; a later read would fault its pages in again.
-                    *released = unsafe { super::release::release(map, *released, range.end) };
-                }
+            (Source::Mapped { map, released }, Bytes::Mapped(_, range))
+                if range.end >= *released + RELEASE_STEP =>
+            {
+                // SAFETY: `map` maps the file read-only, and no block before `range.end` is
+                // in use any more; a later read would fault its pages in again.
+                *released = unsafe { super::release::release(map, *released, range.end) };
             }
             _ => {}
         }

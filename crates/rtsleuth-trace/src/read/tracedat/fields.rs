@@ -100,7 +100,13 @@ mod tests {
             let b = &b[..memchr::memchr(0, b).unwrap_or(b.len())];
             std::str::from_utf8(b).map_err(|_| b)
         }
-        let fills: [&[u8]; 5] = [b"kworker/u8:3-ev", "é".as_bytes(), &[0xff, b'a'], &[0x01, 0x7f], &[0x80]];
+        let fills: [&[u8]; 5] = [
+            b"kworker/u8:3-ev",
+            "é".as_bytes(),
+            &[0xff, b'a'],
+            &[0x01, 0x7f],
+            &[0x80],
+        ];
         for fill in fills {
             for nul in 0..=16 {
                 for tail in [0u8, b'x', 0xc3, 0x01] {
