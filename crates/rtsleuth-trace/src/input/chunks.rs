@@ -10,6 +10,7 @@
 //! read into reused buffers.
 
 use super::compression::{describe_read_error, Damaged};
+use super::release::Steps;
 use crate::error::{Error, Result};
 use memmap2::Mmap;
 use std::fs::File;
@@ -126,8 +127,8 @@ enum Source {
     },
     Mapped {
         map: Arc<Mmap>,
-        /// Everything before this page-aligned offset has been handed back and released.
-        released: usize,
+        /// How far the blocks handed back have been released.
+        released: Steps,
     },
 }
 
@@ -157,7 +158,7 @@ impl ChunkReader {
         let _ = map.advise(memmap2::Advice::Sequential);
         let source = Source::Mapped {
             map: Arc::new(map),
-            released: 0,
+            released: Steps::new(RELEASE_STEP),
         };
         Ok(Self::from_source(name, source, CHUNK_SIZE))
     }
@@ -179,12 +180,10 @@ impl ChunkReader {
             (Source::Stream { spare, .. }, Bytes::Owned(buf)) if spare.len() < 64 => {
                 spare.push(buf)
             }
-            (Source::Mapped { map, released }, Bytes::Mapped(_, range))
-                if range.end >= *released + RELEASE_STEP =>
-            {
+            (Source::Mapped { map, released }, Bytes::Mapped(_, range)) => {
                 // SAFETY: `map` maps the file read-only, and no block before `range.end` is
                 // in use any more; a later read would fault its pages in again.
-                *released = unsafe { super::release::release(map, *released, range.end) };
+                unsafe { released.passed(map, range.end) };
             }
             _ => {}
         }

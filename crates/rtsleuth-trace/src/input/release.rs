@@ -23,12 +23,40 @@ pub unsafe fn release(map: &[u8], from: usize, to: usize) -> usize {
     from
 }
 
+/// How far a reader has released a mapped region, and the step it releases in: the
+/// bookkeeping of [`Behind`], for a reader that owns its map and so cannot keep a borrow of it
+/// beside (the text reader).
+#[derive(Debug)]
+pub struct Steps {
+    /// Everything before this offset has been released, in whole pages.
+    released: usize,
+    step: usize,
+}
+
+impl Steps {
+    pub fn new(step: usize) -> Steps {
+        Steps { released: 0, step }
+    }
+
+    /// The reader no longer needs `map[..offset]`: its whole pages are released once at
+    /// least a step of them has gathered.
+    ///
+    /// # Safety
+    /// As for [`release`]: `map` must lie in a read-only, private mapping of a file, the same
+    /// one at every call.
+    pub unsafe fn passed(&mut self, map: &[u8], offset: usize) {
+        if offset >= self.released + self.step {
+            // SAFETY: the caller vouches that `map` is a file mapping.
+            self.released = unsafe { release(map, self.released, offset) };
+        }
+    }
+}
+
 /// A reader's progress through a mapped region, releasing the pages behind it a step at a
 /// time: one place for the bookkeeping every mapped reader with a step needs.
 pub struct Behind<'a> {
     map: &'a [u8],
-    released: usize,
-    step: usize,
+    steps: Steps,
 }
 
 impl<'a> Behind<'a> {
@@ -37,18 +65,15 @@ impl<'a> Behind<'a> {
     pub unsafe fn new(map: &'a [u8], step: usize) -> Behind<'a> {
         Behind {
             map,
-            released: 0,
-            step,
+            steps: Steps::new(step),
         }
     }
 
     /// The reader no longer needs `map[..offset]`: its whole pages are released once at
     /// least a step of them has gathered.
     pub fn passed(&mut self, offset: usize) {
-        if offset >= self.released + self.step {
-            // SAFETY: `new`'s caller vouched that `map` is a file mapping.
-            self.released = unsafe { release(self.map, self.released, offset) };
-        }
+        // SAFETY: `new`'s caller vouched that `map` is a file mapping.
+        unsafe { self.steps.passed(self.map, offset) };
     }
 
     /// [`Behind::passed`] for a reader that reads the region to its end and has `remaining`
@@ -86,13 +111,13 @@ mod tests {
         // SAFETY: `map` maps a file read-only.
         let mut behind = unsafe { Behind::new(&map, 1 << 20) };
         behind.passed(100_000);
-        assert_eq!(behind.released, 0);
+        assert_eq!(behind.steps.released, 0);
         behind.passed((1 << 20) + 100);
-        assert_eq!(behind.released, 1 << 20);
+        assert_eq!(behind.steps.released, 1 << 20);
         behind.passed((1 << 20) + 200_000);
-        assert_eq!(behind.released, 1 << 20, "less than a step more");
+        assert_eq!(behind.steps.released, 1 << 20, "less than a step more");
         behind.passed_all_but(0);
-        assert_eq!(behind.released, 3 << 20);
+        assert_eq!(behind.steps.released, 3 << 20);
         assert_eq!(&map[..], &bytes[..]);
     }
 
