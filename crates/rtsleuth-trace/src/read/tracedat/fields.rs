@@ -39,9 +39,14 @@ pub fn uint(f: &Field, data: &[u8], e: Endian) -> Option<u64> {
 /// A C string: the bytes up to the first NUL. Invalid UTF-8 gives `None`; callers fall back
 /// to a lossy copy.
 pub fn c_str(b: &[u8]) -> Result<&str, &[u8]> {
-    if let Ok(comm) = <&[u8; 16]>::try_from(b) {
-        return comm_str(comm);
+    match <&[u8; 16]>::try_from(b) {
+        Ok(comm) => comm_str(comm),
+        Err(_) => up_to_nul(b),
     }
+}
+
+/// [`c_str`] of any length.
+fn up_to_nul(b: &[u8]) -> Result<&str, &[u8]> {
     let b = &b[..memchr::memchr(0, b).unwrap_or(b.len())];
     std::str::from_utf8(b).map_err(|_| b)
 }
@@ -96,10 +101,6 @@ mod tests {
     /// UTF-8 and bytes that are not UTF-8 before and after it.
     #[test]
     fn comms_read_as_any_c_string() {
-        fn general(b: &[u8]) -> Result<&str, &[u8]> {
-            let b = &b[..memchr::memchr(0, b).unwrap_or(b.len())];
-            std::str::from_utf8(b).map_err(|_| b)
-        }
         let fills: [&[u8]; 5] = [
             b"kworker/u8:3-ev",
             "é".as_bytes(),
@@ -117,7 +118,7 @@ mod tests {
                     if nul < 16 {
                         b[nul] = 0;
                     }
-                    assert_eq!(c_str(&b), general(&b), "{b:?}");
+                    assert_eq!(c_str(&b), up_to_nul(&b), "{b:?}");
                 }
             }
         }
