@@ -244,8 +244,9 @@ impl Wakeups {
         }
         self.resume_in_place(ev, out);
         match self.cpus[cpu].current {
-            // An unknown task (perf prints a dying one as pid -1) says nothing about who runs.
-            _ if ev.pid < 0 => {}
+            // An unknown task (perf prints a dying one as pid -1) says nothing about who runs,
+            // nor does a column that names the task a switch just took the CPU from.
+            _ if ev.pid < 0 || !ev.shows_current_task() => {}
             Some(pid) if pid == ev.pid => {}
             Some(prev) => {
                 self.untraced_switches += 1;

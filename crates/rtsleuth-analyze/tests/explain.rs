@@ -1081,3 +1081,125 @@ fn a_priority_inherited_while_running_holds_from_its_setprio() {
     assert_eq!(got, want.map(|(k, a, b)| (k.to_string(), a, b)));
     assert_eq!(doc["findings"][0]["root_cause"], "higher_priority");
 }
+
+/// task_holds_cpu (docs/claims.md): a task is named for a CPU's silence only if the CPU's next
+/// event is its own. Shaped on the untraced_out recording: agent-75's switch-outs are never
+/// traced. rt-7 (prio 19) is woken in an interrupt on agent-75 at 10.000100 (its last event
+/// 10.000101); rt's first event is at 10.000600 with no switch to it, and its runtime says it
+/// ran since the wake-up. The 499 us from 10.000101 are nobody's: `unknown`, not agent-75's
+/// preempt_off (what explain said before).
+#[test]
+fn a_silence_ending_at_an_untraced_switch_names_nobody() {
+    let trace = "\
+          <idle>-0     [000] d..2.    10.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=agent next_pid=75 next_prio=120
+        agent-75     [000] dNh2.    10.000100: sched_waking: comm=rt pid=7 prio=19 target_cpu=000
+        agent-75     [000] dNh3.    10.000101: sched_wakeup: comm=rt pid=7 prio=19 target_cpu=000
+           rt-7      [000] d..2.    10.000600: sched_stat_runtime: comm=rt pid=7 runtime=500000 [ns]
+           rt-7      [000] d..2.    10.000700: sched_switch: prev_comm=rt prev_pid=7 prev_prio=19 prev_state=S ==> next_comm=agent next_pid=75 next_prio=120
+";
+    let doc = explain_text(trace, ExplainOptions::default());
+    let f = &doc["findings"][0];
+    assert_eq!(
+        (f["latency_us"].as_f64(), &f["root_cause"]),
+        (Some(500.0), &"unknown".into()),
+        "{f:#}"
+    );
+    let last = stretches(&doc).pop().unwrap();
+    assert_eq!(
+        (last.0.as_str(), last.2, last.3),
+        ("unknown", 10.000101, 10.0006),
+        "{last:?}"
+    );
+    assert!(
+        last.4.starts_with(
+            "agent-75 showed last on CPU0, then another task's event with no switch to it traced"
+        ),
+        "{last:?}"
+    );
+}
+
+/// The same rule where the victim left the CPU before it showed anything: rt-7 (prio 19) is
+/// woken at 10.000100 onto CPU0, where hog-8 (prio 9) has run since 10.000000 without an
+/// event, and migrates to CPU1 at 10.000500 (switched in there at 10.000600). Whose CPU0 was
+/// from 10.000100 to 10.000500 shows only at CPU0's next event, at 10.000900: hog-8's own
+/// switch-out makes it hog-8's (400 us higher_priority), also when the trace goes on for
+/// longer than explain's look-back (the finding is judged at that event, not at the end);
+/// another task's event with no switch makes it `unknown`; no event at all leaves it `unknown`.
+#[test]
+fn a_cpu_left_silent_is_judged_by_its_next_event() {
+    let trace = |next: &str| {
+        format!(
+            "\
+          <idle>-0     [000] d..2.    10.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=hog next_pid=8 next_prio=9
+          <idle>-0     [001] d..2.    10.000010: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=bash next_pid=9 next_prio=120
+            bash-9     [001] d..2.    10.000100: sched_waking: comm=rt pid=7 prio=19 target_cpu=000
+            bash-9     [001] d..2.    10.000500: sched_migrate_task: comm=rt pid=7 prio=19 orig_cpu=0 dest_cpu=1
+            bash-9     [001] d..2.    10.000600: sched_switch: prev_comm=bash prev_pid=9 prev_prio=120 prev_state=R+ ==> next_comm=rt next_pid=7 next_prio=19
+{next}"
+        )
+    };
+    let on_cpu0 = |next: &str| -> (String, f64, f64, String) {
+        let doc = explain_text(&trace(next), ExplainOptions::default());
+        let s = stretches(&doc);
+        let s = s.iter().find(|s| s.1 == 0).expect("a stretch on CPU0");
+        (s.0.clone(), s.2, s.3, s.4.clone())
+    };
+    let own = "             hog-8     [000] d..2.    10.000900: sched_switch: prev_comm=hog prev_pid=8 prev_prio=9 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120\n";
+    let (kind, from, to, _) = on_cpu0(own);
+    assert_eq!(
+        (kind.as_str(), from, to),
+        ("higher_priority", 10.0001, 10.0005)
+    );
+    let later = "             cat-5     [000] d..2.    13.000000: sched_stat_runtime: comm=cat pid=5 runtime=300000 [ns]
+             cat-6     [001] d..2.    13.000000: sched_stat_runtime: comm=cat pid=6 runtime=300000 [ns]\n";
+    let (kind, from, to, _) = on_cpu0(&format!("{own}{later}"));
+    assert_eq!(
+        (kind.as_str(), from, to),
+        ("higher_priority", 10.0001, 10.0005)
+    );
+    let other = "             cat-5     [000] d..2.    10.000900: sched_stat_runtime: comm=cat pid=5 runtime=300000 [ns]\n";
+    let (kind, from, to, detail) = on_cpu0(other);
+    assert_eq!((kind.as_str(), from, to), ("unknown", 10.0001, 10.0005));
+    assert!(
+        detail.starts_with("hog-8 showed last on CPU0, then another task's event"),
+        "{detail}"
+    );
+    let (kind, _, _, detail) = on_cpu0("");
+    assert_eq!(kind, "unknown");
+    assert!(
+        detail.starts_with("hog-8 showed last on CPU0, and nothing on CPU0 traced after it"),
+        "{detail}"
+    );
+}
+
+/// osnoise prints a thread's `thread_noise` from its switch-out, after the `sched_switch`, in
+/// the outgoing thread's column: it does not show that thread running again (docs/claims.md,
+/// "CPU's task"). In the lab's arm64-rt higher_priority timerlat recording, fifo_burst-1139 is
+/// switched out for timerlat/1-1127 at 357.986702 and its thread_noise follows at .986709;
+/// timerlat's sample is at .986732. From the switch to the sample is timerlat's own way there,
+/// never fifo_burst's (which was said for .986709 to .986732 before).
+#[test]
+fn a_thread_noise_after_a_switch_does_not_bring_its_thread_back() {
+    let doc = explain(
+        &fixtures("lab").join("arm64-rt/higher_priority/timerlat_dat/trace.txt.zst"),
+        ExplainOptions {
+            pids: vec![1127],
+            top: 100_000,
+            threshold_us: Some(0.0),
+            ..ExplainOptions::default()
+        },
+    );
+    let f = (doc["findings"].as_array().unwrap().iter())
+        .find(|f| f["wakeup_ts"] == 357.956344)
+        .expect("the wake-up at 357.956344");
+    let last = f["timeline"].as_array().unwrap().last().unwrap();
+    assert_eq!(
+        (&last["kind"], &last["start_ts"], &last["end_ts"]),
+        (
+            &"kernel_path".into(),
+            &357.986702.into(),
+            &357.986732.into()
+        ),
+        "{f:#}"
+    );
+}

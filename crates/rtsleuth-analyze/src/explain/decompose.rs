@@ -107,8 +107,6 @@ pub struct Window {
     pub run_cpu: u32,
     /// The due time is proven (its timer or a cyclictest mark), not estimated.
     pub proven: bool,
-    /// The switch-in that ends the wait was traced (not inferred from a later event).
-    pub run_traced: bool,
 }
 
 /// The stretches of the window, contiguous and in time order.
@@ -235,6 +233,25 @@ enum Part {
     Silent,
 }
 
+/// The silence after a task's last event in a stretch whose end nothing shows it held: a
+/// task's event followed with no switch to it traced, or nothing followed yet. Who held the
+/// CPU there is not recorded, so no one is named (claims.md, task_holds_cpu). The victim's own
+/// stretch is judged as usual.
+fn unshown_tail(s: &Stretch, part: Part, victim: i32) -> Option<(Cause, Option<Culprit>, Note)> {
+    let Activity::Task { pid, .. } = s.activity else {
+        return None;
+    };
+    if part != Part::Silent || pid == victim {
+        return None;
+    }
+    let note = match (s.ended_untraced, s.open) {
+        (true, _) => Note::UntracedSwitch { pid },
+        (false, true) => Note::NothingSince { pid },
+        (false, false) => return None,
+    };
+    Some((Cause::Unknown, None, note))
+}
+
 impl Judge<'_> {
     /// Appends the pieces of `[from, to)` on `cpu`, where the victim waits from `queued` on
     /// after its wake-up.
@@ -295,9 +312,12 @@ impl Judge<'_> {
                             .flat_map(|(_, t)| t.as_ref())
                             .any(|t| t.traced_within(cut + q, b - q))
                     };
-                    let (cause, culprit, note) = match phase {
-                        Phase::BeforeWakeup => self.overdue(tl, &s, (cut, b), part, &others_traced),
-                        Phase::AfterWakeup => self.waiting(&s, part, queued),
+                    let (cause, culprit, note) = match (phase, unshown_tail(&s, part, self.w.pid)) {
+                        (_, Some(judged)) => judged,
+                        (Phase::BeforeWakeup, None) => {
+                            self.overdue(tl, &s, (cut, b), part, &others_traced)
+                        }
+                        (Phase::AfterWakeup, None) => self.waiting(&s, queued),
                     };
                     out.push(piece(cause, (cut, b), culprit, note));
                 }
@@ -410,19 +430,11 @@ impl Judge<'_> {
     }
 
     /// A task on the CPU the woken task waits for, there since `queued`.
-    fn waiting(
-        &self,
-        s: &Stretch,
-        part: Part,
-        queued: Timestamp,
-    ) -> (Cause, Option<Culprit>, Note) {
+    fn waiting(&self, s: &Stretch, queued: Timestamp) -> (Cause, Option<Culprit>, Note) {
         let Activity::Task { pid, prio } = s.activity else {
             return (Cause::Unknown, None, Note::NoHistory);
         };
         if pid == 0 {
-            if part == Part::Silent && !self.win.run_traced {
-                return (Cause::Unknown, None, Note::UntracedSwitch);
-            }
             return (Cause::KernelPath, None, Note::IdleExit);
         }
         if pid == self.w.pid {
@@ -508,7 +520,6 @@ mod tests {
             run: 5_000,
             run_cpu: 0,
             proven: false,
-            run_traced: true,
         };
         check(&Judge {
             names: &names,
@@ -529,13 +540,13 @@ mod tests {
         with_judge(|judge| {
             for (pid, prio) in [(-1, Some(-1)), (-1, Some(0)), (7, None)] {
                 assert_eq!(
-                    judge.waiting(&held_by(pid, prio), Part::Silent, 1_000),
+                    judge.waiting(&held_by(pid, prio), 1_000),
                     (Cause::Unknown, None, Note::Unranked { pid }),
                     "pid {pid} prio {prio:?}"
                 );
             }
             // A task with its own printed priority is ranked as before.
-            let (cause, culprit, _) = judge.waiting(&held_by(7, Some(9)), Part::Silent, 1_000);
+            let (cause, culprit, _) = judge.waiting(&held_by(7, Some(9)), 1_000);
             assert_eq!(
                 (cause, culprit),
                 (Cause::HigherPriority, Some(Culprit::Task(7)))
@@ -560,14 +571,14 @@ mod tests {
             )
         };
         with_judge(|judge| {
-            let (cause, culprit, _) = judge.waiting(&since(500), Part::Events, 1_000);
+            let (cause, culprit, _) = judge.waiting(&since(500), 1_000);
             assert_eq!(
                 (cause, culprit),
                 (Cause::PreemptOff, Some(Culprit::Task(7)))
             );
             for t in [1_000, 2_000] {
                 assert_eq!(
-                    judge.waiting(&since(t), Part::Events, 1_000),
+                    judge.waiting(&since(t), 1_000),
                     (Cause::Unknown, None, Note::ChosenOverVictim { pid: 7 })
                 );
             }

@@ -51,9 +51,12 @@ pub enum Note {
     /// No events at all, but nothing proves the task was due then or that this CPU's
     /// interrupts would show (an estimated due time, no interrupt events, no flags).
     SilenceUnproven,
-    /// The CPU was idle, and the switch to the task was not traced: it ran at some point in
-    /// here, at the latest at its first event.
-    UntracedSwitch,
+    /// Task `pid` (0: idle) showed last, then another task's event with no switch to it
+    /// traced: the CPU changed hands at some moment in here that the trace does not show.
+    UntracedSwitch { pid: i32 },
+    /// Task `pid` (0: idle) showed last, and the CPU traced nothing after it before the
+    /// victim's wait there ended: whether it still held the CPU is not shown.
+    NothingSince { pid: i32 },
     /// It was queued on this CPU and ran on CPU `to`, with no migration traced in between.
     UntracedMove { to: u32 },
     /// Entry, exit and dispatch of the interrupt that woke the task.

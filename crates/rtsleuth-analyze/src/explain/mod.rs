@@ -38,6 +38,7 @@ mod cause_total;
 mod chain;
 mod clock;
 mod decompose;
+mod deferred;
 mod finding;
 mod outline;
 mod period;
@@ -183,6 +184,8 @@ pub struct Explain {
     marked: Vec<i32>,
     dropped_by_lost: u64,
     timerlat: timerlat::Timerlat,
+    /// Findings waiting for a CPU's next event to show who held it.
+    deferred: Vec<deferred::Deferred>,
 }
 
 impl Explain {
@@ -206,6 +209,7 @@ impl Explain {
             marked: Vec::new(),
             dropped_by_lost: 0,
             timerlat: timerlat::Timerlat::default(),
+            deferred: Vec::new(),
         }
     }
 
@@ -288,6 +292,7 @@ impl Explain {
             return;
         }
         let (threshold, top) = (self.threshold_ns(), self.opts.top);
+        self.unlast(pid);
         let v = self.victims.entry(pid).or_default();
         v.sched_woken = true;
         v.commit(threshold, top);
@@ -494,10 +499,13 @@ impl Explain {
             return;
         };
         let finding = self.explain_ended(&mut p, w);
+        let kept = self.hold_back(true, p, w, finding);
         let (threshold, top) = (self.threshold_ns(), self.opts.top);
         let v = self.preempted.get_mut(&w.pid).expect("taken from above");
         v.wakeups += 1;
-        v.file(finding, threshold, top);
+        if let Some((_, finding)) = kept {
+            v.file(finding, threshold, top);
+        }
     }
 
     /// The wake-up `w` ended: explain it if it is a target's.
@@ -506,15 +514,15 @@ impl Explain {
             return;
         };
         let finding = self.explain_ended(&mut p, w);
+        let kept = self.hold_back(false, p, w, finding);
         let v = self
             .victims
             .get_mut(&w.pid)
             .expect("victim looked up above");
         v.wakeups += 1;
-        v.last = Some(Explained {
-            pending: p,
-            finding,
-        });
+        if let Some((pending, finding)) = kept {
+            v.last = Some(Explained { pending, finding });
+        }
     }
 
     /// Explains the wait `p` that the tracker ended as `w` (a wake-up or a preemption wait),
@@ -600,7 +608,6 @@ impl Explain {
             run,
             run_cpu: cpu,
             proven: matches!(source, Source::Timer | Source::Tracemark | Source::Chain),
-            run_traced: run_at != RunAt::Wake(WakeEnd::Inferred),
         };
         let mut timeline = join_neighbours(decompose(&self.cpus, &self.names, wake, window));
         bound_kernel_path(&mut timeline);
@@ -633,6 +640,7 @@ impl Explain {
     /// cyclictest's `hit latency threshold (X > Y)`: the task's last wake-up ran X µs after it
     /// was due. A timer-based expected time is exact and stays; otherwise the mark gives it.
     fn threshold_mark(&mut self, pid: i32, latency_us: f64, mark: Timestamp) {
+        self.settle_last(pid);
         if !self.marked.contains(&pid) {
             self.marked.push(pid);
         }
@@ -697,6 +705,7 @@ impl Explain {
     /// wake-up it closes was due, and its figure also holds the time from the switch to the
     /// sample, so that wake-up is explained again from the due time to the sample.
     fn timed_by_sample(&mut self, s: &timerlat::ThreadSample) {
+        self.settle_last(s.pid);
         let Some(done) = (self.victims.get(&s.pid).and_then(|v| v.last.as_ref()))
             .filter(|d| d.pending.chain.is_none())
         else {
@@ -819,6 +828,7 @@ impl EventSink for Explain {
         let prios = &self.prios;
         timeline(&mut self.cpus, ev.cpu, ev.ts)
             .on_event(ev, &mut self.names, |pid| prios.get(&pid).copied());
+        self.shown(ev.cpu);
         // Two options rather than the array's iterator, which went through the stack.
         let [first, second] = ev.kind.task_prios();
         for (pid, prio) in first.into_iter().chain(second) {
@@ -842,6 +852,7 @@ impl EventSink for Explain {
                 // Findings measured the other way are not `latency`'s wake-ups any more.
                 Step::Redefined => {
                     self.victims.clear();
+                    self.deferred.clear();
                     self.chains.clear();
                 }
                 Step::Unmeasured { pid } => self.unmeasured(pid),
@@ -852,7 +863,9 @@ impl EventSink for Explain {
             }
         }
         self.steps = steps;
-        self.note_running(ev);
+        if ev.shows_current_task() {
+            self.note_running(ev);
+        }
         match ev.kind {
             EventKind::SchedSwitch {
                 prev_pid,
@@ -929,6 +942,11 @@ impl EventSink for Explain {
     fn lost(&mut self, cpu: Option<u32>, _count: Option<u64>) {
         self.wakeups.lost();
         self.forget(cpu);
+        // What follows a loss shows nothing about who held the CPU before it.
+        match cpu {
+            Some(cpu) => self.shown(cpu),
+            None => self.settle_all(),
+        }
     }
 
     fn history_begins(&mut self, cpu: Option<u32>) {
@@ -939,6 +957,7 @@ impl EventSink for Explain {
             // window, as every wake-up still in flight.
             self.victims.clear();
             self.preempted.clear();
+            self.deferred.clear();
             self.chains.clear();
         }
     }

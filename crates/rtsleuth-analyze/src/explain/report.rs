@@ -24,6 +24,7 @@ impl Explain {
     /// Commits what is still open and picks the reported tasks: the explicit targets, or the
     /// task a cyclictest mark names, or every real-time task explained.
     fn reported_pids(&mut self) -> Vec<i32> {
+        self.settle_all();
         self.timerlat_unfinished();
         let (threshold, top) = (self.threshold_ns(), self.opts.top);
         for v in self.victims.values_mut() {
@@ -53,7 +54,8 @@ impl Explain {
     /// The latest wake-up of `pid` explained, as the JSON renders it, and when it ran: when
     /// the queueing of a work at `queued_at` woke it (`source: queued`; what `wq` shows of a
     /// work's wait).
-    pub fn queued_finding(&self, pid: i32, queued_at: Timestamp) -> Option<(Value, Timestamp)> {
+    pub fn queued_finding(&mut self, pid: i32, queued_at: Timestamp) -> Option<(Value, Timestamp)> {
+        self.settle_last(pid);
         let f = &self.victims.get(&pid)?.last.as_ref()?.finding;
         let queued = f.source == Source::Queued && f.expected == Some(queued_at);
         queued.then(|| (self.finding_json(f), f.run))
@@ -357,8 +359,19 @@ impl Explain {
             Note::SilenceUnproven => format!(
                 "no events on CPU{cpu}, but the trace cannot tell why (the due time is not proven, or this CPU's interrupts or flags are not traced)"
             ),
-            Note::UntracedSwitch => format!(
-                "CPU{cpu} idle; the switch to it was not traced, it ran at the latest at its first event"
+            Note::UntracedSwitch { pid: 0 } => format!(
+                "CPU{cpu} idle, then another task's event with no switch to it traced: when CPU{cpu} left idle is not in the trace"
+            ),
+            Note::NothingSince { pid: 0 } => format!(
+                "CPU{cpu} idle, and nothing on CPU{cpu} traced after its last event while {victim} waited there: whether it stayed idle is not shown"
+            ),
+            Note::NothingSince { pid } => format!(
+                "{} showed last on CPU{cpu}, and nothing on CPU{cpu} traced after it while {victim} waited there: whether it still held CPU{cpu} is not shown",
+                self.task_name(pid)
+            ),
+            Note::UntracedSwitch { pid } => format!(
+                "{} showed last on CPU{cpu}, then another task's event with no switch to it traced: who held CPU{cpu} in here is not in the trace",
+                self.task_name(pid)
             ),
             Note::UntracedMove { to } => format!(
                 "queued on CPU{cpu}, it ran on CPU{to} and no migration was traced: where it waited, and behind what, is not in the trace"

@@ -112,6 +112,12 @@ pub struct Stretch {
     /// The event that ended the stretch was in task context with interrupts on: whatever held
     /// them off before had let go by then.
     pub ended_irqs_on: bool,
+    /// Another task's event ended the stretch with no switch to it traced: the CPU changed
+    /// hands at some moment after the stretch's last event that the trace does not show.
+    pub ended_untraced: bool,
+    /// The stretch is the CPU's open one, stretched to the moment asked about: nothing traced
+    /// on the CPU since its last event shows who holds it now.
+    pub open: bool,
     /// The event that ended the stretch was an interrupt arriving (an interrupt, vector or
     /// hrtimer entry, the entry code's `irq_disable`, or any event in hard-IRQ context): a silence ending so may have been
     /// outside Linux; one ending in task context was not.
@@ -140,6 +146,8 @@ impl Stretch {
             last_irqs_off: false,
             irqs_on_seen: false,
             ended_irqs_on: false,
+            ended_untraced: false,
+            open: false,
             ended_by_interrupt: false,
             need_resched: false,
             irqs_off_at: None,
@@ -217,6 +225,8 @@ pub struct CpuTimeline {
     event_irqs_on: bool,
     /// The event being fed is an interrupt arriving (it ends a stretch so).
     event_interrupt: bool,
+    /// The event being fed shows another task than the one switched in (it ends a stretch so).
+    event_untraced: bool,
     /// The event being fed runs with interrupts off by construction: its `d` says nothing.
     event_by_construction: bool,
     /// The task's last event that can show it had interrupts off, since the task was switched
@@ -245,6 +255,7 @@ impl CpuTimeline {
             task_since: ts,
             event_irqs_on: false,
             event_interrupt: false,
+            event_untraced: false,
             event_by_construction: false,
             irqs_off_evidence: false,
         }
@@ -275,6 +286,8 @@ impl CpuTimeline {
                 _ => false,
             };
         self.event_by_construction = ev.irqs_off_by_construction();
+        self.event_untraced = ev.shows_current_task()
+            && matches!(self.task, Activity::Task { pid, .. } if pid != ev.pid);
         self.flags_known = ev.flags.known;
         if ts.saturating_sub(self.current.last_event) >= SILENCE_NS {
             self.push_current(ts, self.current.activity);
@@ -290,7 +303,9 @@ impl CpuTimeline {
             self.stack.clear();
             self.refresh(ts);
         }
-        self.current_task(ev, prio_of);
+        if ev.shows_current_task() {
+            self.current_task(ev, prio_of);
+        }
         match ev.kind {
             EventKind::IrqHandlerEntry { irq, name } => {
                 let name = names.intern(name);
@@ -444,7 +459,11 @@ impl CpuTimeline {
         }
         *q = Some(prio);
         // No event of this CPU ends the stretch: it says nothing of interrupts.
-        (self.event_irqs_on, self.event_interrupt) = (false, false);
+        (
+            self.event_irqs_on,
+            self.event_interrupt,
+            self.event_untraced,
+        ) = (false, false, false);
         let ts = ts.max(self.current.start);
         self.prio_stated_at = ts;
         self.refresh(ts);
@@ -549,6 +568,7 @@ impl CpuTimeline {
         let mut done = std::mem::replace(&mut self.current, next);
         done.end = ts;
         done.ended_irqs_on = self.event_irqs_on;
+        done.ended_untraced = self.event_untraced;
         done.ended_by_interrupt = self.event_interrupt;
         if done.end > done.start {
             // Room is made before the push, so the ring never needs more than the bound.
@@ -569,7 +589,11 @@ impl CpuTimeline {
     /// Events were lost on this CPU: nothing is known about it until its next event.
     pub fn lost(&mut self) {
         let ts = self.current.end;
-        (self.event_irqs_on, self.event_interrupt) = (false, false);
+        (
+            self.event_irqs_on,
+            self.event_interrupt,
+            self.event_untraced,
+        ) = (false, false, false);
         self.irqs_off_evidence = false;
         self.stack.clear();
         self.task = Activity::Unknown;
@@ -625,6 +649,7 @@ impl CpuTimeline {
         let first = self.history.partition_point(|s| s.end <= from);
         let current = Stretch {
             end: self.current.end.max(to),
+            open: true,
             ..self.current
         };
         self.history

@@ -71,7 +71,7 @@ impl ExplainedWaits {
     /// wait can be among the `top` worst.
     pub fn started(&mut self, pid: i32, queued: Timestamp, start: Timestamp) {
         let wait = start.saturating_sub(queued);
-        let (explain, runs) = (&self.explain, &self.runs);
+        let (explain, runs) = (&mut self.explain, &self.runs);
         self.kept.offer_with((wait, start, pid), || {
             explain.queued_finding(pid, queued).map(|(finding, run)| {
                 let works_before = (runs.get(&pid)).filter(|r| r.since == run).map(|r| r.works);

@@ -127,4 +127,17 @@ impl<'a> Event<'a> {
             || NAMES.contains(&self.name)
             || PREFIXES.iter().any(|p| self.name.starts_with(p))
     }
+
+    /// Whether the pid column shows who runs on the CPU. osnoise prints a thread's
+    /// `thread_noise` from that thread's switch-out, after the `sched_switch` that already
+    /// handed the CPU on, still in the outgoing thread's column (docs/claims.md, "CPU's task").
+    pub fn shows_current_task(&self) -> bool {
+        !matches!(
+            self.kind,
+            EventKind::OsnoiseNoise {
+                source: NoiseSource::Thread,
+                ..
+            }
+        )
+    }
 }

@@ -23,6 +23,7 @@ const TRACES: &[&str] = &[
     "tests/fixtures/lab/rt/hardirq/trace.txt.zst",
     "tests/fixtures/recorded/pipe_chain/trace.txt.zst",
     "tests/fixtures/recorded/wq/trace.txt.zst",
+    "tests/fixtures/recorded/untraced_out/trace.txt.zst",
 ];
 const KINDS: [&str; 9] = [
     "hardirq",
@@ -228,6 +229,20 @@ fn stretch_mutations(
             );
         }
         let holder = cx.sched.current_at(s.cpu, s.start).filter(|&p| p > 0);
+        let handed_on = |p| {
+            cx.trace
+                .first_from(s.cpu, s.end - 2)
+                .is_some_and(|e| e.pid != p && e.pid >= 0)
+        };
+        if let Some(p) = holder.filter(|&p| s.kind == "unknown" && p != f.pid && handed_on(p)) {
+            put("holder past its last event", "task_holds_cpu", &|| {
+                with_stretch(f, i, |m| {
+                    m.kind = "preempt_off".into();
+                    m.culprit = Some(format!("task-{p}"));
+                    m.culprit_pid = Some(p);
+                })
+            });
+        }
         if let Some(p) = holder.filter(|_| s.detail.starts_with("the scheduler switched")) {
             put(
                 "chosen task called preempt_off",

@@ -111,8 +111,12 @@ pub struct Trace {
 }
 
 impl Trace {
-    /// Sorts the events by time (stable) and indexes them per CPU.
+    /// Sorts the events by time (stable) and indexes them per CPU. A `thread_noise` names no
+    /// task: osnoise prints it after the switch-out it reports, in the outgoing thread's column.
     pub fn finish(&mut self) {
+        for e in self.events.iter_mut().filter(|e| e.name == "thread_noise") {
+            e.pid = -1;
+        }
         self.events.sort_by_key(|e| e.ts);
         self.by_cpu.clear();
         self.by_pid.clear();

@@ -108,7 +108,8 @@ fn class(c: i64, v: i64) -> &'static str {
 }
 
 /// task_holds_cpu: the culprit of a task kind is the CPU's task at the start by the switches,
-/// no switch happens inside, and every event inside is its own.
+/// no switch happens inside, every event inside is its own, and so is the CPU's next event
+/// from the end on (another task's there was switched in untraced, at a time not recorded).
 pub fn task_holds_cpu(f: &Finding, cx: &Ctx, out: &mut Out) {
     for (i, s) in f.timeline.iter().enumerate() {
         let task_kind = RANKED.contains(&s.kind.as_str()) || s.kind == "irqs_off";
@@ -133,6 +134,21 @@ pub fn task_holds_cpu(f: &Finding, cx: &Ctx, out: &mut Out) {
                 "task_holds_cpu",
                 Some(i),
                 format!("{} of pid {} inside", e.name, e.pid),
+            );
+        } else if let Some(e) = cx
+            .trace
+            .first_from(s.cpu, s.end - 2)
+            .filter(|e| e.pid != pid && e.pid >= 0)
+        {
+            out.put(
+                "task_holds_cpu",
+                Some(i),
+                format!(
+                    "the CPU's next event, {} at {:.6}, is pid {}'s: no switch shows when it got the CPU",
+                    e.name,
+                    e.ts as f64 / 1e9,
+                    e.pid
+                ),
             );
         }
         if s.culprit

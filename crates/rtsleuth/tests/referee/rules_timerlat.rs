@@ -144,7 +144,7 @@ fn held(s: &Stretch, pid: i64, run: i64, cx: &Ctx) -> Result<(), String> {
     match cx
         .trace
         .inside(s.cpu, s.start, s.end)
-        .find(|e| e.pid != pid)
+        .find(|e| e.pid != pid && e.pid >= 0)
     {
         Some(e) => Err(format!("{} of pid {} inside", e.name, e.pid)),
         None => Ok(()),
