@@ -25,6 +25,8 @@ pub(super) struct Deferred {
     as_last: bool,
     pending: Pending,
     wake: Wake,
+    /// The task's priority when its wait ended (it may change before the finding settles).
+    prio: Option<i32>,
     /// The CPUs whose next event it waits for.
     cpus: Vec<u32>,
 }
@@ -64,6 +66,7 @@ impl Explain {
             as_last: !preempted,
             pending,
             wake: *wake,
+            prio: finding.prio,
             cpus,
         });
         None
@@ -109,7 +112,10 @@ impl Explain {
     }
 
     fn settle(&mut self, mut d: Deferred) {
-        let finding = self.explain_ended(&mut d.pending, &d.wake);
+        let finding = Finding {
+            prio: d.prio,
+            ..self.explain_ended(&mut d.pending, &d.wake)
+        };
         let (threshold, top) = (self.threshold_ns(), self.opts.top);
         let map = if d.preempted {
             &mut self.preempted
