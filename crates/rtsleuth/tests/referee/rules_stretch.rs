@@ -457,6 +457,54 @@ mod tests {
         assert_eq!(rules, ["E4_irqs_off_not_preempt_off"]);
     }
 
+    /// untraced_out's lines: rt-23953 is woken in an interrupt on tokio-rt-worker-75, whose
+    /// last event is the interrupt's exit at 2.067897; rt's first event at 2.067946 has no
+    /// switch to it. tokio-75 named for 2.067897-2.067946 is flagged; up to its last event it
+    /// is not.
+    #[test]
+    fn a_holder_past_an_untraced_switch_is_flagged() {
+        let cx = Ctx::new(text::parse(
+            "  stress-1 [000] d..2. 2.000000: sched_switch: prev_comm=stress prev_pid=1 prev_prio=120 prev_state=R ==> next_comm=tokio-rt-worker next_pid=75 next_prio=120
+  tokio-rt-worker-75 [000] d.h1. 2.067890: local_timer_entry: vector=236
+  tokio-rt-worker-75 [000] d.h3. 2.067891: sched_waking: comm=rt pid=23953 prio=19 target_cpu=000
+  tokio-rt-worker-75 [000] dNh1. 2.067897: local_timer_exit: vector=236
+  rt-23953 [000] ..... 2.067946: hrtimer_setup: hrtimer=1 clockid=CLOCK_MONOTONIC mode=ABS
+",
+        ));
+        let held_to = |end: i64| Finding {
+            set: "t".into(),
+            comm: "rt".into(),
+            pid: 23953,
+            prio: 19,
+            cpu: 0,
+            latency_us: 55.0,
+            source: "wakeup".into(),
+            expected: None,
+            wakeup: 2_067_891_000,
+            run: 2_067_946_000,
+            run_at: "inferred".into(),
+            root_cause: "preempt_off".into(),
+            components: Vec::new(),
+            chain: Vec::new(),
+            timeline: vec![Stretch {
+                kind: "preempt_off".into(),
+                before: false,
+                cpu: 0,
+                start: 2_067_000_000,
+                end,
+                culprit: Some("tokio-rt-worker-75".into()),
+                culprit_pid: Some(75),
+                detail: String::new(),
+            }],
+        };
+        let flagged = |end| {
+            let mut out = Out::default();
+            task_holds_cpu(&held_to(end), &cx, &mut out);
+            out.0.len()
+        };
+        assert_eq!((flagged(2_067_946_000), flagged(2_067_897_000)), (1, 0));
+    }
+
     /// The lab's tracer/black_hole run: CPU1 is silent until 4.548972, and the first event
     /// after is the entry code's `irq_disable caller=irqentry_enter` (the overdue timer
     /// interrupt arriving, traced before its vector): a black hole. A silence that ends in an
