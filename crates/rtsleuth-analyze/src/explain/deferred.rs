@@ -98,8 +98,10 @@ impl Explain {
         self.settle_where(|_| true);
     }
 
+    /// Settles the findings `which` picks. Called on every event: it allocates only when one
+    /// is picked.
     fn settle_where(&mut self, which: impl Fn(&Deferred) -> bool) {
-        if self.deferred.is_empty() {
+        if !self.deferred.iter().any(&which) {
             return;
         }
         let (ready, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.deferred)

@@ -286,8 +286,9 @@ impl CpuTimeline {
                 _ => false,
             };
         self.event_by_construction = ev.irqs_off_by_construction();
-        self.event_untraced = ev.shows_current_task()
-            && matches!(self.task, Activity::Task { pid, .. } if pid != ev.pid);
+        let shows_task = ev.shows_current_task();
+        self.event_untraced =
+            shows_task && matches!(self.task, Activity::Task { pid, .. } if pid != ev.pid);
         self.flags_known = ev.flags.known;
         if ts.saturating_sub(self.current.last_event) >= SILENCE_NS {
             self.push_current(ts, self.current.activity);
@@ -303,7 +304,7 @@ impl CpuTimeline {
             self.stack.clear();
             self.refresh(ts);
         }
-        if ev.shows_current_task() {
+        if shows_task {
             self.current_task(ev, prio_of);
         }
         match ev.kind {
