@@ -1,9 +1,12 @@
 //! Decoding packets ahead, on a thread of their own. Turning bytes into `TracePacket`s needs
-//! nothing but the bytes and was a third of reading a trace; the merge and the analysis, which
-//! must see the packets in order, take them from a bounded queue of batches.
+//! nothing but the bytes and was a third of reading a trace; unpacking their ftrace bundles
+//! into events ([`Unpacker`]) needs only what earlier packets said, and was another fifth.
+//! The merge and the analysis, which must see the packets in order, take them from a bounded
+//! queue of batches.
 
 use super::messages::TracePacket;
 use super::packets::{Packets, Step};
+use super::unpack::{Unpacked, Unpacker};
 use crate::read::spawn::spawn_with;
 use std::io::{self, Read};
 use std::sync::mpsc::{sync_channel, Receiver};
@@ -19,12 +22,12 @@ const BATCH_BYTES: u64 = 128 << 10;
 /// Batches decoded and not yet taken.
 const QUEUED: usize = 2;
 
-type Item = io::Result<Step<TracePacket>>;
+type Item = io::Result<Step<Unpacked>>;
 
-/// The packets of a stream in order, as [`Packets::next`] gives them.
+/// The packets of a stream in order, as [`Packets::next`] gives them, unpacked.
 pub enum Ahead<'scope, R> {
     /// No thread could be started: decoded here.
-    InLine(Packets<R, TracePacket>),
+    InLine(Packets<R, TracePacket>, Unpacker),
     Threaded {
         batches: Receiver<Vec<Item>>,
         batch: std::vec::IntoIter<Item>,
@@ -35,11 +38,14 @@ pub enum Ahead<'scope, R> {
 impl<'scope, R: Read + Send + 'scope> Ahead<'scope, R> {
     pub fn start(scope: &'scope Scope<'scope, '_>, packets: Packets<R, TracePacket>) -> Self {
         let (give, batches) = sync_channel(QUEUED);
-        let work = move |mut packets| loop {
-            let (batch, last) = next_batch(&mut packets);
-            // A closed queue means the reader stopped early.
-            if give.send(batch).is_err() || last {
-                return packets;
+        let work = move |mut packets| {
+            let mut unpacker = Unpacker::default();
+            loop {
+                let (batch, last) = next_batch(&mut packets, &mut unpacker);
+                // A closed queue means the reader stopped early.
+                if give.send(batch).is_err() || last {
+                    return packets;
+                }
             }
         };
         match spawn_with(scope, packets, work) {
@@ -48,13 +54,13 @@ impl<'scope, R: Read + Send + 'scope> Ahead<'scope, R> {
                 batch: Vec::new().into_iter(),
                 decoder,
             },
-            Err(packets) => Ahead::InLine(packets),
+            Err(packets) => Ahead::InLine(packets, Unpacker::default()),
         }
     }
 
     pub fn next(&mut self) -> Item {
         match self {
-            Ahead::InLine(packets) => packets.next(),
+            Ahead::InLine(packets, unpacker) => next(packets, unpacker),
             Ahead::Threaded { batches, batch, .. } => loop {
                 if let Some(item) = batch.next() {
                     return item;
@@ -72,7 +78,7 @@ impl<'scope, R: Read + Send + 'scope> Ahead<'scope, R> {
     /// The packets, for how far they went and the damage that ended them.
     pub fn finish(self) -> Packets<R, TracePacket> {
         match self {
-            Ahead::InLine(packets) => packets,
+            Ahead::InLine(packets, _) => packets,
             Ahead::Threaded {
                 batches, decoder, ..
             } => {
@@ -85,12 +91,22 @@ impl<'scope, R: Read + Send + 'scope> Ahead<'scope, R> {
     }
 }
 
+/// The next packet, unpacked.
+fn next<R: Read>(packets: &mut Packets<R, TracePacket>, unpacker: &mut Unpacker) -> Item {
+    packets
+        .next()
+        .map(|step| step.map(|packet| unpacker.unpack(packet)))
+}
+
 /// The next packets up to a batch's size, and whether the batch ends with what ends the
 /// stream (its end, a cut or a read error).
-fn next_batch<R: Read>(packets: &mut Packets<R, TracePacket>) -> (Vec<Item>, bool) {
+fn next_batch<R: Read>(
+    packets: &mut Packets<R, TracePacket>,
+    unpacker: &mut Unpacker,
+) -> (Vec<Item>, bool) {
     let (mut batch, start) = (Vec::new(), packets.offset());
     while batch.len() < BATCH_PACKETS && packets.offset() - start < BATCH_BYTES {
-        let item = packets.next();
+        let item = next(packets, unpacker);
         let last = !matches!(item, Ok(Step::Packet { .. } | Step::Skipped { .. }));
         batch.push(item);
         if last {
@@ -136,8 +152,8 @@ mod tests {
         }
         bytes.extend([0x0a, 0x40, 0x08]); // a packet cut short
         let packets = || Packets::<_, TracePacket>::new(std::io::Cursor::new(bytes.clone()));
-        let mut in_line = packets();
-        let expected = steps(|| in_line.next());
+        let (mut in_line, mut unpacker) = (packets(), Unpacker::default());
+        let expected = steps(|| next(&mut in_line, &mut unpacker));
         assert!(
             expected.len() > 2 * BATCH_PACKETS && expected.last().unwrap().contains("Truncated")
         );

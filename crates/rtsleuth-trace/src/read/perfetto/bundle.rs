@@ -2,7 +2,7 @@
 //! body until the merge hands it out.
 
 use super::compact::{self, CompactError, Row};
-use super::messages::{Body, FtraceEventBundle, SchedSwitch, SchedWakeup};
+use super::messages::{Body, CompactSched, FtraceEvent, SchedSwitch, SchedWakeup};
 use crate::event::UNKNOWN_PID;
 
 /// An event waiting for its turn in the merge.
@@ -41,17 +41,19 @@ impl Default for Running {
 /// What ftrace prints for a task whose comm it does not know.
 pub const UNKNOWN_COMM: &str = "<...>";
 
+#[derive(Debug)]
 pub struct Expanded {
     pub events: Vec<Pending>,
     /// Events of kinds the reader does not name (their body was skipped).
     pub unknown: u64,
 }
 
-/// The bundle's events and compact rows merged by time. Ties keep the order regular events,
+/// A bundle's events and compact rows merged by time. Ties keep the order regular events,
 /// compact switches, compact wakings (the sort is stable), so the result is the same however
 /// often it is computed.
 pub fn expand(
-    bundle: FtraceEventBundle,
+    event: Vec<FtraceEvent>,
+    compact_sched: Option<CompactSched>,
     running: &mut Running,
     symbol: impl Fn(u64) -> Option<String>,
 ) -> Result<Expanded, CompactError> {
@@ -64,8 +66,8 @@ pub fn expand(
         Entry::Compact(row) => row.ts(),
     };
     let mut unknown = 0;
-    let mut entries: Vec<Entry> = Vec::with_capacity(bundle.event.len());
-    for ev in bundle.event {
+    let mut entries: Vec<Entry> = Vec::with_capacity(event.len());
+    for ev in event {
         match ev.body {
             Some(body) => entries.push(Entry::Regular(
                 ev.timestamp.unwrap_or(0),
@@ -75,7 +77,7 @@ pub fn expand(
             None => unknown += 1,
         }
     }
-    if let Some(cs) = bundle.compact_sched {
+    if let Some(cs) = compact_sched {
         entries.extend(compact::rows(cs)?.into_iter().map(Entry::Compact));
     }
     entries.sort_by_key(ts);

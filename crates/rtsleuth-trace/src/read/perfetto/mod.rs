@@ -26,18 +26,22 @@ mod symbols;
 pub mod tasks;
 #[cfg(test)]
 mod tests;
+mod unpack;
 
 use super::{EventSink, TraceInfo};
 use crate::error::{Error, Result};
 use crate::event::MAX_CPUS;
 use crate::input::{describe_read_error, Input};
 use ahead::Ahead;
-use bundle::Running;
 use emit::{Emitter, Record};
 use messages::{Data, FtraceEventBundle, TracePacket};
 use order::Limits;
 use packets::{Packets, Step};
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use unpack::Unpacked;
+
+/// What the decoding thread made of a bundle's events.
+type UnpackedEvents = std::result::Result<bundle::Expanded, compact::CompactError>;
+use rustc_hash::FxHashSet as HashSet;
 use std::collections::BTreeSet;
 
 const FORMAT: &str = "Perfetto protobuf";
@@ -117,10 +121,7 @@ fn malformed(path: &str, offset: u64, reason: String) -> Error {
 struct Reader {
     path: String,
     merger: order::Merger<Record>,
-    /// The task each (sequence, CPU) last switched to.
-    running: HashMap<(u32, u32), Running>,
     emitter: Emitter,
-    symbols: symbols::Symbols,
     /// The process trees were found before reading ([`prescan`]); skip them when met again.
     trees_known: bool,
     counters: ftrace_stats::RingCounters,
@@ -145,9 +146,7 @@ impl Reader {
         Reader {
             path: path.to_string(),
             merger: order::Merger::new(window),
-            running: HashMap::default(),
             emitter: Emitter::new(sink.decode()),
-            symbols: symbols::Symbols::default(),
             trees_known: false,
             counters: ftrace_stats::RingCounters::default(),
             skips: skips::Skips::default(),
@@ -199,7 +198,7 @@ impl Reader {
     fn packet(
         &mut self,
         offset: u64,
-        packet: TracePacket,
+        Unpacked { packet, events }: Unpacked,
         sink: &mut (dyn EventSink + Send),
         info: &mut TraceInfo,
     ) {
@@ -208,10 +207,6 @@ impl Reader {
         // The first packet of every sequence says "dropped" too; only a later one means loss.
         let first_of_sequence = self.sequences.insert(seq);
         let dropped = packet.previous_packet_dropped.unwrap_or(0) != 0 && !first_of_sequence;
-        let cleared = packet.sequence_flags.unwrap_or(0) & 1 != 0
-            || packet.incremental_state_cleared == Some(true);
-        self.symbols
-            .packet(seq, cleared, packet.interned_data.as_ref());
         match packet.data {
             Some(Data::FtraceEvents(b)) => {
                 if let Some(field) = b.undefined_field {
@@ -221,7 +216,7 @@ impl Reader {
                     self.over_cap.0 += b.over_cap;
                     self.over_cap.1.get_or_insert(offset);
                 }
-                self.bundle(seq, b.bundle, dropped, offset)
+                self.bundle(seq, (b.bundle, events), dropped, offset)
             }
             Some(Data::ProcessTree(t)) if !self.trees_known => {
                 self.emitter.tree(packet.timestamp, t)
@@ -240,9 +235,16 @@ impl Reader {
         }
     }
 
-    /// Hands the bundle's events to the merge. A bundle that contradicts itself is skipped
-    /// with its packet: its events cannot be trusted, the other packets' can.
-    fn bundle(&mut self, seq: u32, b: FtraceEventBundle, dropped: bool, offset: u64) {
+    /// Hands the bundle's events, unpacked on the decoding thread, to the merge. A bundle that
+    /// contradicts itself is skipped with its packet: its events cannot be trusted, the other
+    /// packets' can.
+    fn bundle(
+        &mut self,
+        seq: u32,
+        (b, events): (FtraceEventBundle, Option<UnpackedEvents>),
+        dropped: bool,
+        offset: u64,
+    ) {
         let cpu = b.cpu.unwrap_or(0);
         if cpu >= MAX_CPUS {
             let why = format_args!(
@@ -260,17 +262,16 @@ impl Reader {
         }
         self.parse_errors += b.error.len() as u64;
         self.broken_pages += u64::from(b.broken_abi_trace_page.is_some());
-        let running = self.running.entry((seq, cpu)).or_default();
-        let symbols = &self.symbols;
-        let expanded =
-            match bundle::expand(b, running, |id| symbols.name(seq, id).map(str::to_string)) {
-                Ok(expanded) => expanded,
-                Err(e) => {
-                    return self
-                        .skips
-                        .packet(offset, format_args!("FtraceEventBundle: {e}"))
-                }
-            };
+        let expanded = match events {
+            Some(Ok(expanded)) => expanded,
+            Some(Err(e)) => {
+                return self
+                    .skips
+                    .packet(offset, format_args!("FtraceEventBundle: {e}"))
+            }
+            // Only a CPU beyond MAX_CPUS is left packed, and that was skipped above.
+            None => return,
+        };
         self.unknown_events += expanded.unknown;
         if lost {
             // Before the bundle's first event; an empty bundle's loss is where its CPU was.

@@ -15,19 +15,46 @@
 //!
 //! Ties are broken by CPU, then by arrival, so the order is that of a stable sort of the whole
 //! trace by (time, CPU). Streams are few (CPUs times ftrace data sources), so finding the
-//! earliest head is a scan rather than a heap.
+//! earliest head is a scan rather than a heap; and as nothing changes between two pushes but
+//! the queues items are taken from, what a scan found (the earliest stream, the head it must
+//! stay before, the time every empty stream has passed) holds for every item handed out until
+//! the next push or until a stream runs empty.
 
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::VecDeque;
 
 pub struct Merger<T> {
     streams: Vec<Stream<T>>,
+    /// Each stream's head, [`NONE`] for an empty one: a scan reads these few words, not the
+    /// queues.
+    heads: Vec<Key>,
     index: HashMap<(u32, u32), usize>,
     /// The latest time each sequence delivered.
     sequences: HashMap<u32, u64>,
     queued: usize,
     arrivals: u64,
     limits: Limits,
+    /// The last scan's findings, while they hold.
+    scan: Option<Scan>,
+    /// The earliest time an empty stream that is waited for delivered (`u64::MAX` for none):
+    /// what goes out must be before it. Known until a push or an emptied stream changes it.
+    waited: Option<u64>,
+}
+
+/// Where an item stands in the order: time, CPU, arrival.
+type Key = (u64, u32, u64);
+
+/// The key of no item, after every other.
+const NONE: Key = (u64::MAX, u32::MAX, u64::MAX);
+
+/// What a scan of the streams' heads found.
+#[derive(Clone, Copy)]
+struct Scan {
+    /// The stream with the earliest head.
+    best: usize,
+    /// The earliest head of the other streams: `best` stays the earliest while its head is
+    /// before this.
+    runner_up: Key,
 }
 
 /// How long the merge waits, in events and in trace time.
@@ -56,11 +83,14 @@ impl<T> Merger<T> {
     pub fn new(limits: Limits) -> Self {
         Merger {
             streams: Vec::new(),
+            heads: Vec::new(),
             index: HashMap::default(),
             sequences: HashMap::default(),
             queued: 0,
             arrivals: 0,
             limits,
+            scan: None,
+            waited: None,
         }
     }
 
@@ -75,6 +105,7 @@ impl<T> Merger<T> {
                 queue: VecDeque::new(),
                 last_ts: 0,
             });
+            self.heads.push(NONE);
         }
         let stream = &mut self.streams[i];
         let entry = Entry {
@@ -90,10 +121,13 @@ impl<T> Merger<T> {
             stream.queue.insert(at, entry);
         }
         stream.last_ts = stream.last_ts.max(ts);
+        self.heads[i] = self.head_key(i);
         let latest = self.sequences.entry(seq).or_insert(ts);
         *latest = (*latest).max(ts);
         self.arrivals += 1;
         self.queued += 1;
+        self.scan = None;
+        self.waited = None;
     }
 
     /// The latest time stream (`seq`, `cpu`) delivered, if it has delivered anything.
@@ -106,43 +140,67 @@ impl<T> Merger<T> {
     /// The earliest item, if it is certain that nothing earlier can still arrive (or too much
     /// is waiting): `(ts, cpu, item)`.
     pub fn pop_ready(&mut self) -> Option<(u64, u32, T)> {
-        let best = self.earliest()?;
-        let Limits { warmup, cap, idle } = self.limits;
-        let ready = self.queued > cap
-            || (self.arrivals >= warmup && {
-                let ts = self.streams[best].queue[0].ts;
-                self.streams
-                    .iter()
-                    .filter(|s| s.queue.is_empty())
-                    .filter(|s| self.sequences[&s.seq].saturating_sub(s.last_ts) <= idle)
-                    .all(|s| ts < s.last_ts)
-            });
-        ready.then(|| self.take(best))
+        let scan = match self.scan {
+            Some(scan) if self.heads[scan.best] < scan.runner_up => scan,
+            _ => *self.scan.insert(self.scanned()?),
+        };
+        let ts = self.streams[scan.best].queue[0].ts;
+        let Limits { warmup, cap, .. } = self.limits;
+        let ready = self.queued > cap || (self.arrivals >= warmup && ts < self.waited());
+        ready.then(|| self.take(scan.best))
     }
 
     /// The earliest item whatever may come: for the end of the trace.
     pub fn pop_any(&mut self) -> Option<(u64, u32, T)> {
-        let best = self.earliest()?;
+        let best = self.scanned()?.best;
         Some(self.take(best))
     }
 
-    fn earliest(&self) -> Option<usize> {
-        self.streams
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| s.queue.front().map(|e| ((e.ts, s.cpu, e.arrival), i)))
-            .min()
-            .map(|(_, i)| i)
+    fn head_key(&self, i: usize) -> Key {
+        let s = &self.streams[i];
+        s.queue.front().map_or(NONE, |e| (e.ts, s.cpu, e.arrival))
+    }
+
+    /// Scans the streams' heads; `None` when every stream is empty.
+    fn scanned(&self) -> Option<Scan> {
+        let (mut best, mut first, mut runner_up) = (0, NONE, NONE);
+        for (i, &head) in self.heads.iter().enumerate() {
+            if head < first {
+                (best, first, runner_up) = (i, head, first);
+            } else if head < runner_up {
+                runner_up = head;
+            }
+        }
+        (first != NONE).then_some(Scan { best, runner_up })
+    }
+
+    fn waited(&mut self) -> u64 {
+        let idle = self.limits.idle;
+        let (streams, sequences) = (&self.streams, &self.sequences);
+        *self.waited.get_or_insert_with(|| {
+            streams
+                .iter()
+                .filter(|s| s.queue.is_empty())
+                .filter(|s| sequences[&s.seq].saturating_sub(s.last_ts) <= idle)
+                .map(|s| s.last_ts)
+                .min()
+                .unwrap_or(u64::MAX)
+        })
     }
 
     fn take(&mut self, i: usize) -> (u64, u32, T) {
-        let stream = &mut self.streams[i];
-        let e = stream
+        let e = self.streams[i]
             .queue
             .pop_front()
-            .expect("earliest() names a non-empty stream");
+            .expect("a scan names a non-empty stream");
+        self.heads[i] = self.head_key(i);
+        if self.heads[i] == NONE {
+            // It may now be waited for. (The scan holds: the stream emptied was the best one,
+            // whose missing head calls for a new scan.)
+            self.waited = None;
+        }
         self.queued -= 1;
-        (e.ts, stream.cpu, e.item)
+        (e.ts, self.streams[i].cpu, e.item)
     }
 }
 

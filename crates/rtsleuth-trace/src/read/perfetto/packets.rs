@@ -77,6 +77,33 @@ pub enum Step<M> {
     },
 }
 
+impl<M> Step<M> {
+    /// The same step with its packet turned into `f(packet)`.
+    pub fn map<N>(self, f: impl FnOnce(M) -> N) -> Step<N> {
+        match self {
+            Step::Packet { offset, packet } => Step::Packet {
+                offset,
+                packet: f(packet),
+            },
+            Step::Skipped {
+                offset,
+                len,
+                damage,
+                whole_packet,
+                resumed,
+            } => Step::Skipped {
+                offset,
+                len,
+                damage,
+                whole_packet,
+                resumed,
+            },
+            Step::End => Step::End,
+            Step::Truncated { offset, have, want } => Step::Truncated { offset, have, want },
+        }
+    }
+}
+
 /// Why the frame at a packet boundary was not a packet.
 #[derive(Debug, thiserror::Error)]
 pub enum Damage {

@@ -13,7 +13,9 @@ use super::messages::ProcessTree;
 use super::packets::{Packets, Step};
 use crate::input::release::Behind;
 use memmap2::Mmap;
-use prost::Message;
+use prost::bytes::{Buf, BufMut};
+use prost::encoding::{self, DecodeContext, WireType};
+use prost::{DecodeError, Message};
 use std::collections::BTreeSet;
 use std::fs::File;
 
@@ -31,20 +33,57 @@ struct TreePacket {
     ftrace_events: Option<BundleCpu>,
 }
 
-/// An `FtraceEventBundle` seen only for its CPU and whether it holds events.
-#[derive(Clone, PartialEq, Message)]
+/// An `FtraceEventBundle` seen only for its CPU and whether it holds events. The events and
+/// compact columns are stepped over by their length, their insides unread: walking every
+/// field of every event cost the skim most of its time, and it ran before any event was read.
+/// Like the packet's other fields, which the skim does not read either, their damage is left
+/// to the reading proper to find and report.
+#[derive(Debug, Default, Clone, PartialEq)]
 struct BundleCpu {
-    #[prost(uint32, optional, tag = "1")]
     cpu: Option<u32>,
-    #[prost(message, repeated, tag = "2")]
-    event: Vec<Nothing>,
-    #[prost(message, optional, tag = "4")]
-    compact_sched: Option<Nothing>,
+    has_events: bool,
 }
 
-/// A message whose content is skipped.
-#[derive(Clone, PartialEq, Message)]
-struct Nothing {}
+/// `FtraceEventBundle.cpu`, `.event` and `.compact_sched`.
+const CPU: u32 = 1;
+const EVENT: u32 = 2;
+const COMPACT_SCHED: u32 = 4;
+
+impl Message for BundleCpu {
+    /// Only the CPU: the skim never writes bundles, and has no events to write.
+    fn encode_raw(&self, buf: &mut impl BufMut) {
+        if let Some(cpu) = self.cpu {
+            encoding::uint32::encode(CPU, &cpu, buf);
+        }
+    }
+
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: WireType,
+        buf: &mut impl Buf,
+        ctx: DecodeContext,
+    ) -> Result<(), DecodeError> {
+        match tag {
+            CPU => encoding::uint32::merge(wire_type, self.cpu.get_or_insert(0), buf, ctx),
+            EVENT | COMPACT_SCHED => {
+                encoding::check_wire_type(WireType::LengthDelimited, wire_type)?;
+                self.has_events = true;
+                encoding::skip_field(wire_type, tag, buf, ctx)
+            }
+            _ => encoding::skip_field(wire_type, tag, buf, ctx),
+        }
+    }
+
+    fn encoded_len(&self) -> usize {
+        self.cpu
+            .map_or(0, |cpu| encoding::uint32::encoded_len(CPU, &cpu))
+    }
+
+    fn clear(&mut self) {
+        *self = BundleCpu::default();
+    }
+}
 
 /// What the skim found.
 #[derive(Debug, Default)]
@@ -75,9 +114,8 @@ pub fn skim(file: &File) -> Skim {
                 if let Some(tree) = packet.process_tree {
                     skim.trees.push((packet.timestamp, tree));
                 }
-                let bundle = packet.ftrace_events;
-                let has_events = |b: &BundleCpu| !b.event.is_empty() || b.compact_sched.is_some();
-                if let Some(cpu) = bundle.filter(has_events).map(|b| b.cpu.unwrap_or(0)) {
+                let bundle = packet.ftrace_events.filter(|b| b.has_events);
+                if let Some(cpu) = bundle.map(|b| b.cpu.unwrap_or(0)) {
                     if crate::event::possible_cpu(cpu.into()) {
                         skim.cpus.insert(cpu);
                     }
@@ -86,5 +124,39 @@ pub fn skim(file: &File) -> Skim {
             Ok(Step::Skipped { .. }) => {}
             Ok(Step::End | Step::Truncated { .. }) | Err(_) => return skim,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::perfetto::messages::{CompactSched, FtraceEvent, FtraceEventBundle};
+
+    fn skimmed(bundle: &FtraceEventBundle) -> Result<BundleCpu, DecodeError> {
+        BundleCpu::decode(&bundle.encode_to_vec()[..])
+    }
+
+    /// Events and compact columns say a bundle holds events without being read; their wire
+    /// type is still checked, as decoding them would.
+    #[test]
+    fn a_bundle_holds_events_when_it_has_events_or_compact_columns() {
+        let cpu3 = FtraceEventBundle {
+            cpu: Some(3),
+            ..FtraceEventBundle::default()
+        };
+        let empty = skimmed(&cpu3).unwrap();
+        assert_eq!((empty.cpu, empty.has_events), (Some(3), false));
+        let events = FtraceEventBundle {
+            event: vec![FtraceEvent::default()],
+            ..cpu3.clone()
+        };
+        assert!(skimmed(&events).unwrap().has_events);
+        let compact = FtraceEventBundle {
+            compact_sched: Some(CompactSched::default()),
+            ..cpu3
+        };
+        assert!(skimmed(&compact).unwrap().has_events);
+        // Field 2 as a varint (key 0x10) is no event.
+        assert!(BundleCpu::decode(&[0x08, 0x03, 0x10, 0x01][..]).is_err());
     }
 }
