@@ -17,6 +17,13 @@ pub struct Pending {
     pub symbol: Option<String>,
 }
 
+/// What the merge orders: an event, or the point where a CPU's buffer lost events.
+#[derive(Debug)]
+pub enum Record {
+    Event(Pending),
+    Lost,
+}
+
 /// The task a CPU (of one writer sequence) last switched to, which is what a compact switch
 /// switches away from and what runs while a compact waking is recorded.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,7 +50,10 @@ pub const UNKNOWN_COMM: &str = "<...>";
 
 #[derive(Debug)]
 pub struct Expanded {
-    pub events: Vec<Pending>,
+    /// Events only, in time order.
+    pub events: Vec<Record>,
+    /// Their times.
+    pub times: Vec<u64>,
     /// Events of kinds the reader does not name (their body was skipped).
     pub unknown: u64,
 }
@@ -81,6 +91,7 @@ pub fn expand(
         entries.extend(compact::rows(cs)?.into_iter().map(Entry::Compact));
     }
     entries.sort_by_key(ts);
+    let times = entries.iter().map(ts).collect();
     let events = entries
         .into_iter()
         .map(|e| match e {
@@ -98,8 +109,13 @@ pub fn expand(
             }
             Entry::Compact(row) => compact_event(row, running),
         })
+        .map(Record::Event)
         .collect();
-    Ok(Expanded { events, unknown })
+    Ok(Expanded {
+        events,
+        times,
+        unknown,
+    })
 }
 
 fn switched_to(running: &mut Running, s: &SchedSwitch) {

@@ -1,7 +1,7 @@
 //! Handing merged records to the sink: the running task named, the body decoded when the sink
 //! wants it, and the trace's counts kept.
 
-use super::bundle::Pending;
+use super::bundle::Record;
 use super::kind;
 use super::messages::{Body, ProcessTree};
 use super::payload::{self, Scratch};
@@ -9,12 +9,6 @@ use super::tasks::TaskNames;
 use crate::event::{Event, EventKind, Flags};
 use crate::read::{Decode, EventSink, TraceInfo};
 use std::collections::{BTreeMap, VecDeque};
-
-/// What the merge orders: an event, or the point where a CPU's buffer lost events.
-pub enum Record {
-    Event(Pending),
-    Lost,
-}
 
 pub struct Emitter {
     decode: Decode,
@@ -51,7 +45,7 @@ impl Emitter {
 
     pub fn emit(
         &mut self,
-        (ts, cpu, record): (u64, u32, Record),
+        (ts, cpu, record): (u64, u32, &Record),
         sink: &mut (dyn EventSink + Send),
         info: &mut TraceInfo,
     ) {

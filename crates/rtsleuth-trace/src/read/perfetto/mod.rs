@@ -33,7 +33,8 @@ use crate::error::{Error, Result};
 use crate::event::MAX_CPUS;
 use crate::input::{describe_read_error, Input};
 use ahead::Ahead;
-use emit::{Emitter, Record};
+use bundle::Record;
+use emit::Emitter;
 use messages::{Data, FtraceEventBundle, TracePacket};
 use order::Limits;
 use packets::{Packets, Step};
@@ -276,16 +277,15 @@ impl Reader {
         if lost {
             // Before the bundle's first event; an empty bundle's loss is where its CPU was.
             let at = expanded
-                .events
+                .times
                 .first()
-                .map(|p| p.ts)
+                .copied()
                 .or_else(|| self.merger.last_ts(seq, cpu))
                 .unwrap_or(0);
             self.merger.push(seq, cpu, at, Record::Lost);
         }
-        for p in expanded.events {
-            self.merger.push(seq, cpu, p.ts, Record::Event(p));
-        }
+        self.merger
+            .push_run(seq, cpu, expanded.events, expanded.times);
     }
 
     fn finish(

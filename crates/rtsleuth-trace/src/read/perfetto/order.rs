@@ -1,5 +1,8 @@
 //! Putting the events of every stream into one time order with bounded memory.
 //!
+//! Items are queued a bundle at a time and handed out in place, by reference: a bundle's
+//! events are large, and moving each one into a queue and out again was most of the merge.
+//!
 //! A stream is one CPU of one writer sequence: Perfetto writes each CPU's ring buffer in
 //! bundles that are in time order, but bundles of different CPUs interleave, and separate
 //! ftrace data sources (separate sequences) can lag each other by seconds. Each stream is a
@@ -68,15 +71,69 @@ pub struct Limits {
 struct Stream<T> {
     seq: u32,
     cpu: u32,
-    queue: VecDeque<Entry<T>>,
+    /// Only the first run may have handed out all its items.
+    runs: VecDeque<Run<T>>,
     /// The latest time this stream delivered: it will deliver nothing earlier.
     last_ts: u64,
 }
 
-struct Entry<T> {
-    ts: u64,
-    arrival: u64,
-    item: T,
+/// Items queued together, in time order; they are dropped with the run.
+struct Run<T> {
+    /// Each item's time and arrival.
+    keys: Vec<(u64, u64)>,
+    items: Vec<T>,
+    /// The next item to hand out.
+    next: usize,
+}
+
+impl<T> Run<T> {
+    fn head(&self) -> Option<(u64, u64)> {
+        self.keys.get(self.next).copied()
+    }
+}
+
+impl<T> Stream<T> {
+    fn head(&self) -> Key {
+        let head = self.runs.iter().find_map(Run::head);
+        head.map_or(NONE, |(ts, arrival)| (ts, self.cpu, arrival))
+    }
+
+    fn is_empty(&self) -> bool {
+        self.head() == NONE
+    }
+
+    /// The time of the last item queued and not yet handed out.
+    fn back_ts(&self) -> Option<u64> {
+        let run = self.runs.back()?;
+        run.keys
+            .last()
+            .filter(|_| run.head().is_some())
+            .map(|k| k.0)
+    }
+
+    /// Queues a run whose items are in order and not before what is queued.
+    fn append(&mut self, keys: Vec<(u64, u64)>, items: Vec<T>) {
+        self.runs.push_back(Run {
+            keys,
+            items,
+            next: 0,
+        });
+    }
+
+    /// Puts a run that overlaps what is queued, or is out of order itself, in place: every
+    /// item still queued and the run's become one run, sorted by time, equal times in
+    /// arrival order. Bundles of one CPU rarely overlap, so this is rarely needed.
+    fn merge_in(&mut self, keys: Vec<(u64, u64)>, items: Vec<T>) {
+        let mut all: Vec<((u64, u64), T)> = Vec::new();
+        for mut run in self.runs.drain(..) {
+            let next = run.next;
+            all.extend(run.keys.drain(next..).zip(run.items.drain(next..)));
+        }
+        all.extend(keys.into_iter().zip(items));
+        all.sort_by_key(|(key, _)| *key);
+        let (keys, items) = all.into_iter().unzip();
+        self.append(keys, items);
+    }
 }
 
 impl<T> Merger<T> {
@@ -94,40 +151,58 @@ impl<T> Merger<T> {
         }
     }
 
-    /// Queues `item` of CPU `cpu` of sequence `seq`.
+    /// Queues `item` of CPU `cpu` of sequence `seq`, at `ts`.
     pub fn push(&mut self, seq: u32, cpu: u32, ts: u64, item: T) {
+        self.push_run(seq, cpu, vec![item], [ts]);
+    }
+
+    /// Queues `items` of CPU `cpu` of sequence `seq` (a bundle's events, in order), at `times`,
+    /// one for each item.
+    pub fn push_run(
+        &mut self,
+        seq: u32,
+        cpu: u32,
+        items: Vec<T>,
+        times: impl IntoIterator<Item = u64>,
+    ) {
+        let keys: Vec<(u64, u64)> = times.into_iter().zip(self.arrivals..).collect();
+        assert_eq!(keys.len(), items.len(), "one time for each item");
+        let Some(&(start, _)) = keys.first() else {
+            return;
+        };
+        let latest = keys.iter().map(|k| k.0).max().unwrap_or(start);
+        let in_order = keys.windows(2).all(|w| w[0].0 <= w[1].0);
+        let i = self.stream(seq, cpu);
+        let stream = &mut self.streams[i];
+        self.arrivals += keys.len() as u64;
+        self.queued += keys.len();
+        if in_order && stream.back_ts().map_or(true, |back| back <= start) {
+            stream.append(keys, items);
+        } else {
+            stream.merge_in(keys, items);
+        }
+        stream.last_ts = stream.last_ts.max(latest);
+        self.heads[i] = stream.head();
+        let seq_latest = self.sequences.entry(seq).or_insert(latest);
+        *seq_latest = (*seq_latest).max(latest);
+        self.scan = None;
+        self.waited = None;
+    }
+
+    /// The index of stream (`seq`, `cpu`), made if it is new.
+    fn stream(&mut self, seq: u32, cpu: u32) -> usize {
         let next = self.streams.len();
         let i = *self.index.entry((seq, cpu)).or_insert(next);
         if i == next {
             self.streams.push(Stream {
                 seq,
                 cpu,
-                queue: VecDeque::new(),
+                runs: VecDeque::new(),
                 last_ts: 0,
             });
             self.heads.push(NONE);
         }
-        let stream = &mut self.streams[i];
-        let entry = Entry {
-            ts,
-            arrival: self.arrivals,
-            item,
-        };
-        // A stream is in order but for rare overlaps between bundles; those are put in place.
-        if stream.queue.back().map_or(true, |b| b.ts <= ts) {
-            stream.queue.push_back(entry);
-        } else {
-            let at = stream.queue.partition_point(|e| e.ts <= ts);
-            stream.queue.insert(at, entry);
-        }
-        stream.last_ts = stream.last_ts.max(ts);
-        self.heads[i] = self.head_key(i);
-        let latest = self.sequences.entry(seq).or_insert(ts);
-        *latest = (*latest).max(ts);
-        self.arrivals += 1;
-        self.queued += 1;
-        self.scan = None;
-        self.waited = None;
+        i
     }
 
     /// The latest time stream (`seq`, `cpu`) delivered, if it has delivered anything.
@@ -139,26 +214,21 @@ impl<T> Merger<T> {
 
     /// The earliest item, if it is certain that nothing earlier can still arrive (or too much
     /// is waiting): `(ts, cpu, item)`.
-    pub fn pop_ready(&mut self) -> Option<(u64, u32, T)> {
+    pub fn pop_ready(&mut self) -> Option<(u64, u32, &T)> {
         let scan = match self.scan {
             Some(scan) if self.heads[scan.best] < scan.runner_up => scan,
             _ => *self.scan.insert(self.scanned()?),
         };
-        let ts = self.streams[scan.best].queue[0].ts;
+        let ts = self.heads[scan.best].0;
         let Limits { warmup, cap, .. } = self.limits;
         let ready = self.queued > cap || (self.arrivals >= warmup && ts < self.waited());
         ready.then(|| self.take(scan.best))
     }
 
     /// The earliest item whatever may come: for the end of the trace.
-    pub fn pop_any(&mut self) -> Option<(u64, u32, T)> {
+    pub fn pop_any(&mut self) -> Option<(u64, u32, &T)> {
         let best = self.scanned()?.best;
         Some(self.take(best))
-    }
-
-    fn head_key(&self, i: usize) -> Key {
-        let s = &self.streams[i];
-        s.queue.front().map_or(NONE, |e| (e.ts, s.cpu, e.arrival))
     }
 
     /// Scans the streams' heads; `None` when every stream is empty.
@@ -180,7 +250,7 @@ impl<T> Merger<T> {
         *self.waited.get_or_insert_with(|| {
             streams
                 .iter()
-                .filter(|s| s.queue.is_empty())
+                .filter(|s| s.is_empty())
                 .filter(|s| sequences[&s.seq].saturating_sub(s.last_ts) <= idle)
                 .map(|s| s.last_ts)
                 .min()
@@ -188,19 +258,27 @@ impl<T> Merger<T> {
         })
     }
 
-    fn take(&mut self, i: usize) -> (u64, u32, T) {
-        let e = self.streams[i]
-            .queue
-            .pop_front()
+    /// Hands out stream `i`'s head, dropping the run before it that is all handed out.
+    fn take(&mut self, i: usize) -> (u64, u32, &T) {
+        let stream = &mut self.streams[i];
+        if stream.runs.front().is_some_and(|r| r.head().is_none()) {
+            stream.runs.pop_front();
+        }
+        let run = stream
+            .runs
+            .front_mut()
             .expect("a scan names a non-empty stream");
-        self.heads[i] = self.head_key(i);
+        let (at, ts) = (run.next, run.keys[run.next].0);
+        run.next += 1;
+        self.heads[i] = stream.head();
         if self.heads[i] == NONE {
             // It may now be waited for. (The scan holds: the stream emptied was the best one,
             // whose missing head calls for a new scan.)
             self.waited = None;
         }
         self.queued -= 1;
-        (e.ts, self.streams[i].cpu, e.item)
+        let stream = &self.streams[i];
+        (ts, stream.cpu, &stream.runs[0].items[at])
     }
 }
 
@@ -217,7 +295,7 @@ mod tests {
     }
 
     fn drain(m: &mut Merger<&'static str>) -> Vec<&'static str> {
-        std::iter::from_fn(|| m.pop_ready().map(|(_, _, x)| x)).collect()
+        std::iter::from_fn(|| m.pop_ready().map(|(_, _, x)| *x)).collect()
     }
 
     #[test]
@@ -231,7 +309,7 @@ mod tests {
         assert_eq!(drain(&mut m), ["a10", "b20", "a30"]);
         m.push(1, 0, 50, "a50");
         assert_eq!(drain(&mut m), ["b40"]);
-        assert_eq!(m.pop_any().map(|x| x.2), Some("a50"));
+        assert_eq!(m.pop_any().map(|x| *x.2), Some("a50"));
         assert_eq!(m.pop_any(), None);
     }
 
@@ -253,7 +331,7 @@ mod tests {
         m.push(1, 1, 10, "cpu1-first");
         m.push(2, 1, 10, "cpu1-second");
         m.push(1, 0, 10, "cpu0");
-        let all: Vec<_> = std::iter::from_fn(|| m.pop_any().map(|x| x.2)).collect();
+        let all: Vec<_> = std::iter::from_fn(|| m.pop_any().map(|x| *x.2)).collect();
         assert_eq!(all, ["cpu0", "cpu1-first", "cpu1-second", "cpu3"]);
     }
 
@@ -283,6 +361,20 @@ mod tests {
         assert_eq!(drain(&mut m), ["a500", "a1500"]);
     }
 
+    /// A bundle's items go out one by one among the other streams', each bundle's run dropped
+    /// once its last item is out.
+    #[test]
+    fn runs_interleave_item_by_item() {
+        let mut m = merger(0, 100);
+        m.push_run(1, 0, vec!["a10", "a30", "a50"], [10, 30, 50]);
+        m.push_run(1, 1, vec!["b20", "b40"], [20, 40]);
+        m.push_run(1, 1, vec![], []);
+        assert_eq!(m.queued, 5);
+        let all: Vec<_> = std::iter::from_fn(|| m.pop_any().map(|x| *x.2)).collect();
+        assert_eq!(all, ["a10", "b20", "a30", "b40", "a50"]);
+        assert!(m.streams.iter().all(|s| s.runs.len() <= 1));
+    }
+
     #[test]
     fn an_overlap_within_a_stream_is_put_in_place() {
         let mut m = merger(0, 100);
@@ -290,7 +382,8 @@ mod tests {
         m.push(1, 0, 30, "c");
         m.push(1, 0, 20, "b");
         m.push(1, 0, 20, "b2");
-        let all: Vec<_> = std::iter::from_fn(|| m.pop_any().map(|x| x.2)).collect();
-        assert_eq!(all, ["a", "b", "b2", "c"]);
+        m.push_run(1, 0, vec!["e", "d", "b3"], [50, 40, 20]);
+        let all: Vec<_> = std::iter::from_fn(|| m.pop_any().map(|x| *x.2)).collect();
+        assert_eq!(all, ["a", "b", "b2", "b3", "c", "d", "e"]);
     }
 }
