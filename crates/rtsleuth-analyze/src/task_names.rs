@@ -1,29 +1,12 @@
 //! The best known name of every pid. Lines often say `<...>` (the kernel's comm cache missed),
 //! while sched events carry the real comm in their payload; analyses report the real one.
 
-use rtsleuth_trace::event::{Event, EventKind};
+use rtsleuth_trace::event::{same_comm, Event, EventKind};
 use rustc_hash::FxHashMap as HashMap;
 
 #[derive(Debug, Default)]
 pub struct TaskNames {
     names: HashMap<i32, String>,
-}
-
-/// Byte equality without a call into `memcmp` for names of 4 to 16 bytes (a kernel comm is at
-/// most 15): two overlapping words each side. Names are compared on every scheduler event.
-#[inline]
-fn same(a: &[u8], b: &[u8]) -> bool {
-    let n = a.len();
-    if n != b.len() {
-        return false;
-    }
-    let word = |s: &[u8], at: usize| u64::from_ne_bytes(s[at..at + 8].try_into().expect("8"));
-    let half = |s: &[u8], at: usize| u32::from_ne_bytes(s[at..at + 4].try_into().expect("4"));
-    match n {
-        8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
-        4..=7 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
-        _ => a == b,
-    }
 }
 
 /// Whether a comm names its task: not empty, and not the `<...>` of a comm cache miss.
@@ -76,7 +59,7 @@ impl TaskNames {
             return;
         }
         match self.names.get_mut(&pid) {
-            Some(known) if same(known.as_bytes(), comm.as_bytes()) => {}
+            Some(known) if same_comm(known, comm) => {}
             Some(known) => {
                 known.clear();
                 known.push_str(comm);
@@ -94,7 +77,7 @@ impl TaskNames {
 
 #[cfg(test)]
 mod tests {
-    use super::{same, TaskNames};
+    use super::TaskNames;
     use rtsleuth_trace::read::ftrace_text::{parse_line, Line, LineContext};
 
     fn observe(names: &mut TaskNames, line: &str) {
@@ -118,20 +101,5 @@ mod tests {
         assert_eq!(names.get(12), "line");
         observe(&mut names, &switch("other-11", "payload", 12));
         assert_eq!((names.get(11), names.get(12)), ("other", "payload"));
-    }
-
-    /// Every length, with the one differing byte anywhere, compares as `==` does.
-    #[test]
-    fn same_is_byte_equality() {
-        for n in 0..=20 {
-            let a: Vec<u8> = (0..n as u8).map(|i| b'a' + i).collect();
-            assert!(same(&a, &a.clone()), "{n}");
-            for at in 0..n {
-                let mut b = a.clone();
-                b[at] ^= 0x20;
-                assert!(!same(&a, &b), "{n} {at}");
-            }
-            assert!(!same(&a, &a[..n.saturating_sub(1)]) || n == 0, "{n}");
-        }
     }
 }

@@ -5,11 +5,13 @@
 //! event. The typed [`EventKind`] holds the events latency work needs; every other event stays
 //! available by name with its raw `key=value` payload ([`Event::fields`]).
 
+mod comm;
 mod fields;
 mod flags;
 mod kind;
 mod task_state;
 
+pub use comm::same_comm;
 pub use fields::{FieldIter, Fields};
 pub use flags::{FlagLayout, Flags};
 pub use kind::{EventKind, IrqVector, MarkerKind, NoiseSource, OsnoiseCounts, TimerlatContext};

@@ -28,8 +28,9 @@ impl Tasks {
         let comm =
             (ev.pid > 0 && !ev.comm.is_empty() && ev.comm != UNKNOWN_COMM).then_some(ev.comm);
         let tgid = ev.tgid.filter(|_| ev.pid > 0);
-        let new_comm = comm.filter(|c| self.reader.comm(ev.pid) != *c);
-        let new_tgid = tgid.filter(|&t| self.reader.tgid(ev.pid) != Some(t));
+        let (known_comm, known_tgid) = self.reader.task(ev.pid);
+        let new_comm = comm.filter(|c| known_comm != *c);
+        let new_tgid = tgid.filter(|&t| known_tgid != Some(t));
         let tree = (new_comm.is_some() || new_tgid.is_some()).then(|| ProcessTree {
             processes: Vec::new(),
             threads: vec![Thread {
@@ -49,7 +50,7 @@ impl Tasks {
 
     /// The thread group of `pid`, when the trace said it.
     pub fn tgid(&self, pid: i32) -> Option<i32> {
-        self.reader.tgid(pid)
+        self.reader.task(pid).1
     }
 }
 

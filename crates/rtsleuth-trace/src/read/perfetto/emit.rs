@@ -74,12 +74,13 @@ impl Emitter {
         } else {
             (EventKind::Other, "")
         };
+        let (comm, tgid) = self.names.task(p.pid);
         let ev = Event {
             ts,
             cpu,
             pid: p.pid,
-            comm: self.names.comm(p.pid),
-            tgid: self.names.tgid(p.pid),
+            comm,
+            tgid,
             flags: Flags::UNKNOWN,
             name,
             payload,

@@ -4,12 +4,19 @@
 
 use super::bundle::UNKNOWN_COMM;
 use super::messages::{Body, ProcessTree};
+use crate::event::same_comm;
 use rustc_hash::FxHashMap as HashMap;
+
+/// What is known of a task: both are looked up for every event, so they share one entry.
+#[derive(Default)]
+struct Known {
+    comm: Option<String>,
+    tgid: Option<i32>,
+}
 
 #[derive(Default)]
 pub struct TaskNames {
-    comms: HashMap<i32, String>,
-    tgids: HashMap<i32, i32>,
+    tasks: HashMap<i32, Known>,
 }
 
 impl TaskNames {
@@ -22,15 +29,16 @@ impl TaskNames {
                 self.set(tid, name);
             }
             if let Some(tgid) = t.tgid {
-                self.tgids.insert(tid, tgid);
+                self.tasks.entry(tid).or_default().tgid = Some(tgid);
             }
         }
         for p in &tree.processes {
             let Some(pid) = p.pid else { continue };
-            self.tgids.insert(pid, pid);
+            let known = self.tasks.entry(pid).or_default();
+            known.tgid = Some(pid);
             if let Some(cmd) = p.cmdline.first().filter(|c| !c.is_empty()) {
                 let base = cmd.rsplit('/').next().unwrap_or(cmd);
-                self.comms.entry(pid).or_insert_with(|| base.to_string());
+                known.comm.get_or_insert_with(|| base.to_string());
             }
         }
     }
@@ -65,25 +73,23 @@ impl TaskNames {
         if pid <= 0 || comm.is_empty() {
             return;
         }
-        match self.comms.get_mut(&pid) {
-            Some(c) if c == comm => {}
+        match &mut self.tasks.entry(pid).or_default().comm {
+            Some(c) if same_comm(c, comm) => {}
             Some(c) => comm.clone_into(c),
-            None => {
-                self.comms.insert(pid, comm.to_string());
-            }
+            none => *none = Some(comm.to_string()),
         }
     }
 
-    /// The name ftrace would print for `pid`.
-    pub fn comm(&self, pid: i32) -> &str {
-        if pid == 0 {
-            return "<idle>";
-        }
-        self.comms.get(&pid).map_or(UNKNOWN_COMM, String::as_str)
-    }
-
-    pub fn tgid(&self, pid: i32) -> Option<i32> {
-        self.tgids.get(&pid).copied()
+    /// The name ftrace would print for `pid`, and its thread group.
+    pub fn task(&self, pid: i32) -> (&str, Option<i32>) {
+        let known = self.tasks.get(&pid);
+        let comm = match pid {
+            0 => "<idle>",
+            _ => known
+                .and_then(|k| k.comm.as_deref())
+                .unwrap_or(UNKNOWN_COMM),
+        };
+        (comm, known.and_then(|k| k.tgid))
     }
 }
 
@@ -106,9 +112,9 @@ mod tests {
                 tgid: Some(100),
             }],
         });
-        assert_eq!(t.comm(100), "surfaceflinger");
-        assert_eq!((t.comm(101), t.tgid(101)), ("RenderThread", Some(100)));
-        assert_eq!((t.comm(102), t.tgid(102)), ("<...>", None));
+        assert_eq!(t.task(100), ("surfaceflinger", Some(100)));
+        assert_eq!(t.task(101), ("RenderThread", Some(100)));
+        assert_eq!(t.task(102), ("<...>", None));
         t.learn(&Body::SchedSwitch(SchedSwitch {
             prev_pid: Some(0),
             prev_comm: Some("swapper/1".into()),
@@ -116,6 +122,6 @@ mod tests {
             next_comm: Some("surfaceflinger".into()),
             ..SchedSwitch::default()
         }));
-        assert_eq!((t.comm(0), t.comm(100)), ("<idle>", "surfaceflinger"));
+        assert_eq!((t.task(0).0, t.task(100).0), ("<idle>", "surfaceflinger"));
     }
 }
