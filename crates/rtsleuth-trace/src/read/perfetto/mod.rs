@@ -172,7 +172,13 @@ impl Reader {
     ) -> Result<()> {
         loop {
             match ahead.next() {
-                Ok(Step::Packet { offset, packet }) => self.packet(offset, packet, sink, info),
+                Ok(Step::Packet { offset, packet }) => {
+                    self.packet(offset, packet, sink, info);
+                    let spent = self.merger.spent();
+                    if !spent.is_empty() {
+                        ahead.give_back(spent);
+                    }
+                }
                 Ok(Step::End) => return Ok(()),
                 Ok(Step::Skipped {
                     offset,

@@ -42,6 +42,8 @@ pub struct Merger<T> {
     /// The earliest time an empty stream that is waited for delivered (`u64::MAX` for none):
     /// what goes out must be before it. Known until a push or an emptied stream changes it.
     waited: Option<u64>,
+    /// The items of runs all handed out, for [`Merger::spent`].
+    spent: Vec<Vec<T>>,
 }
 
 /// Where an item stands in the order: time, CPU, arrival.
@@ -148,6 +150,7 @@ impl<T> Merger<T> {
             limits,
             scan: None,
             waited: None,
+            spent: Vec::new(),
         }
     }
 
@@ -231,6 +234,12 @@ impl<T> Merger<T> {
         Some(self.take(best))
     }
 
+    /// The items of the runs all handed out since the last call, for the caller to free where
+    /// it likes.
+    pub fn spent(&mut self) -> Vec<Vec<T>> {
+        std::mem::take(&mut self.spent)
+    }
+
     /// Scans the streams' heads; `None` when every stream is empty.
     fn scanned(&self) -> Option<Scan> {
         let (mut best, mut first, mut runner_up) = (0, NONE, NONE);
@@ -258,11 +267,11 @@ impl<T> Merger<T> {
         })
     }
 
-    /// Hands out stream `i`'s head, dropping the run before it that is all handed out.
+    /// Hands out stream `i`'s head, setting aside the run before it that is all handed out.
     fn take(&mut self, i: usize) -> (u64, u32, &T) {
         let stream = &mut self.streams[i];
         if stream.runs.front().is_some_and(|r| r.head().is_none()) {
-            stream.runs.pop_front();
+            self.spent.extend(stream.runs.pop_front().map(|r| r.items));
         }
         let run = stream
             .runs
