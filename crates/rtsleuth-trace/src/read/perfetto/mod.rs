@@ -38,12 +38,9 @@ use emit::Emitter;
 use messages::{Data, FtraceEventBundle, TracePacket};
 use order::Limits;
 use packets::{Packets, Step};
-use unpack::Unpacked;
-
-/// What the decoding thread made of a bundle's events.
-type UnpackedEvents = std::result::Result<bundle::Expanded, compact::CompactError>;
 use rustc_hash::FxHashSet as HashSet;
 use std::collections::BTreeSet;
+use unpack::Unpacked;
 
 const FORMAT: &str = "Perfetto protobuf";
 
@@ -248,7 +245,7 @@ impl Reader {
     fn bundle(
         &mut self,
         seq: u32,
-        (b, events): (FtraceEventBundle, Option<UnpackedEvents>),
+        (b, events): (FtraceEventBundle, Option<unpack::Events>),
         dropped: bool,
         offset: u64,
     ) {

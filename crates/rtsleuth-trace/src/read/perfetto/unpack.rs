@@ -11,13 +11,16 @@ use super::symbols::Symbols;
 use crate::event::MAX_CPUS;
 use rustc_hash::FxHashMap as HashMap;
 
+/// A bundle's events, or why its compact columns could not be unpacked.
+pub type Events = Result<Expanded, CompactError>;
+
 /// A packet, and the events of its ftrace bundle when it has one; the bundle keeps its other
 /// fields, its events and compact columns having been taken out.
 #[derive(Debug)]
 pub struct Unpacked {
     pub packet: TracePacket,
     /// `None` for a packet without a bundle, or whose bundle names a CPU no kernel has.
-    pub events: Option<Result<Expanded, CompactError>>,
+    pub events: Option<Events>,
 }
 
 /// What unpacking learns from the packets in order.
