@@ -29,7 +29,8 @@ use std::collections::VecDeque;
 pub struct Merger<T> {
     streams: Vec<Stream<T>>,
     /// Each stream's head, [`NONE`] for an empty one: a scan reads these few words, not the
-    /// queues.
+    /// queues. (Derived from the streams, and kept: scanning the runs instead made `latency`
+    /// on 8 M compact_sched events 5 % slower, 812 → 857 ms best of 7.)
     heads: Vec<Key>,
     index: HashMap<(u32, u32), usize>,
     /// The latest time each sequence delivered.
