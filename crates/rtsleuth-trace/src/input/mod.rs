@@ -19,7 +19,7 @@ pub(crate) use compression::describe_read_error;
 pub use compression::{Compression, Damaged};
 pub use detect::Format;
 pub(crate) use ordered::{parse_in_order, window};
-pub use prefetch::Prefetch;
+pub use prefetch::{Prefetch, Recycler};
 
 use crate::error::{Error, Result};
 use std::fs::File;

@@ -42,9 +42,18 @@ impl Prefetch {
         self.blocks.recv().unwrap_or(Ok(None))
     }
 
-    /// Hands a parsed block's buffer back for reuse.
-    pub fn recycle(&mut self, chunk: Chunk) {
+    /// Where parsed blocks' buffers go back for reuse, apart from where blocks come from.
+    pub fn recycler(&self) -> Recycler {
+        Recycler(self.spent.clone())
+    }
+}
+
+/// Hands parsed blocks' buffers back to a [`Prefetch`]'s reader.
+pub struct Recycler(Sender<Chunk>);
+
+impl Recycler {
+    pub fn recycle(&self, chunk: Chunk) {
         // The producer may have finished; the buffer is then simply freed.
-        let _ = self.spent.send(chunk);
+        let _ = self.0.send(chunk);
     }
 }

@@ -3,7 +3,7 @@
 //! format and the latency tracers' output, and `perf script` output of tracepoints (the same
 //! events and payloads, printed with perf's line prefix).
 //!
-//! Blocks of whole lines are parsed in parallel (a window of blocks at a time, so memory stays
+//! Blocks of whole lines are parsed in parallel (a sliding window of blocks, so memory stays
 //! bounded), then handed to the sink in file order.
 
 mod header;
@@ -23,6 +23,7 @@ use crate::error::{Error, Result};
 use crate::input::{
     parse_in_order, window, BlockLine, Chunk, ChunkReader, Input, Prefetch, StreamEnd, MAX_LINE,
 };
+use self_cell::self_cell;
 
 /// How many unparsed lines are kept as examples.
 const EXAMPLES: usize = 5;
@@ -51,6 +52,15 @@ pub fn read_bytes(
     let info = TraceInfo::new(name, crate::input::Format::FtraceText, None);
     Driver::new(chunks, info).run(sink)
 }
+
+self_cell!(
+    /// A block and what was parsed from it, which borrows its text.
+    struct ParsedChunk {
+        owner: Chunk,
+        #[covariant]
+        dependent: Parsed,
+    }
+);
 
 /// The result of parsing one block.
 #[derive(Default)]
@@ -83,61 +93,75 @@ impl Driver {
     }
 
     fn run(mut self, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo> {
-        let window = window();
-        let mut ctx = LineContext {
+        let (head, mut failure) = self.head();
+        if !head.is_empty() {
+            self.read_header(&head, sink);
+        }
+        let ctx = LineContext {
             decode: sink.decode(),
-            ..LineContext::default()
+            flag_layout: self.info.header.flag_layout,
         };
-        let mut header_read = false;
-        loop {
-            let mut batch: Vec<Chunk> = Vec::with_capacity(window);
-            let mut failure = None;
-            let (mut bytes, mut at_end) = (0, false);
-            // The first batch holds at least the header, however small the blocks are.
-            while batch.len() < window || (!header_read && bytes < HEAD_BYTES) {
-                match self.chunks.next_chunk() {
-                    Ok(Some(c)) => {
-                        bytes += c.data.len();
-                        batch.push(c);
-                    }
-                    Ok(None) => {
-                        at_end = true;
-                        break;
-                    }
-                    Err(e) => {
-                        failure = Some(e);
-                        break;
-                    }
-                }
+        let recycler = self.chunks.recycler();
+        let (chunks, info, units, damage) = (
+            &mut self.chunks,
+            &mut self.info,
+            &mut self.units,
+            &mut self.damage,
+        );
+        let mut head = head.into_iter();
+        let next = || {
+            head.next().or_else(|| match failure {
+                Some(_) => None,
+                None => chunks.next_chunk().unwrap_or_else(|e| {
+                    failure = Some(e);
+                    None
+                }),
+            })
+        };
+        parse_in_order(
+            next,
+            |chunk| ParsedChunk::new(chunk, |c| parse_chunk(c, &ctx)),
+            |mut parsed| {
+                parsed.with_dependent_mut(|chunk, p| absorb(info, units, chunk, p, sink))?;
+                let mut chunk = parsed.into_owner();
+                *damage = damage.take().or(chunk.damage.take());
+                recycler.recycle(chunk);
+                Ok(())
+            },
+        )?;
+        if let Some(mut e) = failure {
+            if let Error::LineTooLong { line, .. } = &mut e {
+                *line = self.info.lines.total + 1;
             }
-            if !header_read && !batch.is_empty() {
-                self.info.header = Header::scan(&String::from_utf8_lossy(&head_of(&batch)));
-                ctx.flag_layout = self.info.header.flag_layout;
-                header_read = true;
-                if self.info.header.overwritten().is_some_and(|n| n > 0) {
-                    history_begins(self.info.header.nr_cpus, sink);
-                }
-            }
-            parse_in_order(
-                &batch,
-                |c| parse_chunk(c, &ctx),
-                |chunk, parsed| absorb(&mut self.info, &mut self.units, chunk, parsed, sink),
-            )?;
-            for mut c in batch {
-                self.damage = self.damage.take().or(c.damage.take());
-                self.chunks.recycle(c);
-            }
-            if let Some(mut e) = failure {
-                if let Error::LineTooLong { line, .. } = &mut e {
-                    *line = self.info.lines.total + 1;
-                }
-                return Err(e);
-            }
-            if at_end {
-                break;
-            }
+            return Err(e);
         }
         self.finish()
+    }
+
+    /// Reads the header from the first blocks; an overwritten buffer starts every CPU's history
+    /// at its first event.
+    fn read_header(&mut self, head: &[Chunk], sink: &mut (dyn EventSink + Send)) {
+        self.info.header = Header::scan(&String::from_utf8_lossy(&head_of(head)));
+        if self.info.header.overwritten().is_some_and(|n| n > 0) {
+            history_begins(self.info.header.nr_cpus, sink);
+        }
+    }
+
+    /// The first blocks, enough to hold the header (whatever the block size), and the error
+    /// that stopped the input before that if one did.
+    fn head(&mut self) -> (Vec<Chunk>, Option<Error>) {
+        let (mut head, mut bytes) = (Vec::new(), 0);
+        while bytes < HEAD_BYTES {
+            match self.chunks.next_chunk() {
+                Ok(Some(c)) => {
+                    bytes += c.data.len();
+                    head.push(c);
+                }
+                Ok(None) => break,
+                Err(e) => return (head, Some(e)),
+            }
+        }
+        (head, None)
     }
 
     fn finish(mut self) -> Result<TraceInfo> {
@@ -232,7 +256,7 @@ fn absorb(
     info: &mut TraceInfo,
     units: &mut UnitCounts,
     chunk: &Chunk,
-    p: Parsed<'_>,
+    p: &mut Parsed<'_>,
     sink: &mut (dyn EventSink + Send),
 ) -> Result<()> {
     let base = info.lines.total;
@@ -257,7 +281,7 @@ fn absorb(
     for (n, add) in units.iter_mut().zip(p.units) {
         *n += add;
     }
-    for mut u in p.unparsed {
+    for mut u in p.unparsed.drain(..) {
         if info.unparsed_examples.len() < EXAMPLES {
             u.line += base;
             info.unparsed_examples.push(u);

@@ -17,6 +17,7 @@ use super::info::TraceInfo;
 use crate::error::{Error, Result};
 use crate::input::{parse_in_order, window, Chunk, ChunkReader, Format, Input, Prefetch};
 use block::{parse_block, Block, Record, EXAMPLES};
+use self_cell::self_cell;
 
 /// Receives the records of a function_graph trace in file order.
 pub trait GraphSink {
@@ -69,8 +70,7 @@ fn read_blocks(
     trace: TraceInfo,
     sink: &mut dyn GraphSink,
 ) -> Result<GraphInfo> {
-    let window = window();
-    let mut chunks = Prefetch::spawn(chunks, window);
+    let mut chunks = Prefetch::spawn(chunks, window());
     let mut info = GraphInfo {
         trace,
         irq_markers: 0,
@@ -78,42 +78,50 @@ fn read_blocks(
         markup_lines: 0,
         first_markup_line: None,
     };
-    loop {
-        let batch = next_batch(&mut chunks, window)?;
-        if batch.is_empty() {
-            break;
+    let recycler = chunks.recycler();
+    let mut failure = None;
+    let next = || match chunks.next_chunk() {
+        // A call graph cut short would show calls without their returns as slow: a damaged
+        // stream stays an error here.
+        Ok(Some(Chunk {
+            damage: Some(end), ..
+        })) => {
+            failure = Some(end.damage.into_error());
+            None
         }
-        parse_in_order(&batch, parse_block, |chunk, block| {
-            info.absorb(chunk, block, sink);
+        Ok(c) => c,
+        Err(e) => {
+            failure = Some(e);
+            None
+        }
+    };
+    parse_in_order(
+        next,
+        |chunk| ParsedBlock::new(chunk, parse_block),
+        |mut parsed| {
+            parsed.with_dependent_mut(|chunk, block| info.absorb(chunk, block, sink));
+            recycler.recycle(parsed.into_owner());
             Ok(())
-        })?;
-        for c in batch {
-            chunks.recycle(c);
-        }
+        },
+    )?;
+    match failure {
+        Some(e) => Err(e),
+        None => info.finish(),
     }
-    info.finish()
 }
 
-/// Up to `n` next blocks; none at the end of the input.
-fn next_batch(chunks: &mut Prefetch, n: usize) -> Result<Vec<Chunk>> {
-    let mut batch = Vec::with_capacity(n);
-    while batch.len() < n {
-        match chunks.next_chunk()? {
-            // A call graph cut short would show calls without their returns as slow: a damaged
-            // stream stays an error here.
-            Some(Chunk {
-                damage: Some(end), ..
-            }) => return Err(end.damage.into_error()),
-            Some(c) => batch.push(c),
-            None => break,
-        }
+self_cell!(
+    /// A block and its records, which borrow its text.
+    struct ParsedBlock {
+        owner: Chunk,
+        #[covariant]
+        dependent: Block,
     }
-    Ok(batch)
-}
+);
 
 impl GraphInfo {
     /// Hands one classified block to the sink and folds its counts in.
-    fn absorb(&mut self, chunk: &Chunk, block: Block<'_>, sink: &mut dyn GraphSink) {
+    fn absorb(&mut self, chunk: &Chunk, block: &mut Block<'_>, sink: &mut dyn GraphSink) {
         let t = &mut self.trace;
         let base = t.lines.total;
         for r in &block.records {
@@ -128,12 +136,12 @@ impl GraphInfo {
                 Record::Gap => sink.gap(),
             }
         }
-        for cpu in block.cpus {
+        for &cpu in &block.cpus {
             if let Err(pos) = t.cpus.binary_search(&cpu) {
                 t.cpus.insert(pos, cpu);
             }
         }
-        for mut u in block.unparsed {
+        for mut u in block.unparsed.drain(..) {
             if t.unparsed_examples.len() < EXAMPLES {
                 u.line += base;
                 t.unparsed_examples.push(u);
