@@ -51,12 +51,12 @@ impl Rhythm {
         if self.starts.len() < HISTORY {
             return None;
         }
-        let mut intervals: Vec<u64> = self
-            .starts
-            .iter()
-            .zip(self.starts.iter().skip(1))
-            .map(|(a, b)| b.saturating_sub(*a))
-            .collect();
+        // An array, not a vector: this runs at every wake-up of every task.
+        let mut intervals = [0u64; INTERVALS];
+        let pairs = self.starts.iter().zip(self.starts.iter().skip(1));
+        for (slot, (a, b)) in intervals.iter_mut().zip(pairs) {
+            *slot = b.saturating_sub(*a);
+        }
         intervals.sort_unstable();
         let p = intervals[INTERVALS / 2];
         // `d <= p / 20` without overflow on absurd intervals.
