@@ -4,10 +4,10 @@
 //!
 //! It streams [`Call`] records (entries, exits, leaves) to a [`GraphSink`] in file order; it
 //! keeps no state between lines, since rebuilding call stacks is the analysis' business
-//! (rtsleuth-analyze's `graph`). So blocks of lines are classified in parallel, a window of
-//! blocks at a time (memory stays bounded), and only the sink runs sequentially. Lines that are not graph output (prose pasted around it, a
-//! damaged line) are counted and kept as examples, never fatal, as long as the input holds at
-//! least one call.
+//! (rtsleuth-analyze's `graph`). So blocks of lines are classified in parallel, a sliding
+//! window of them in flight (memory stays bounded), and only the sink runs sequentially. Lines
+//! that are not graph output (prose pasted around it, a damaged line) are counted and kept as
+//! examples, never fatal, as long as the input holds at least one call.
 
 mod block;
 
