@@ -47,7 +47,7 @@ pub fn parse_in_order<R: Send>(
                 let (done, i) = (done.clone(), started);
                 scope.spawn(move |_| {
                     let parsed = panic::catch_unwind(AssertUnwindSafe(|| parse(chunk)));
-                    // The receiver is gone only when an earlier block failed; nothing to do then.
+                    // After an earlier block failed no one reads this; it goes with the channel.
                     let _ = done.send((i, parsed));
                 });
                 started += 1;
