@@ -7,7 +7,7 @@
 //! is either damage or a Perfetto newer than this list; both are worth a warning, and neither
 //! is a reason to drop the bundle's other events.
 
-use super::messages::FtraceEventBundle;
+use super::messages::{bundle_field, FtraceEventBundle};
 use prost::bytes::{Buf, BufMut};
 use prost::encoding::{DecodeContext, WireType};
 use prost::{DecodeError, Message};
@@ -15,9 +15,6 @@ use prost::{DecodeError, Message};
 /// Every field number of `FtraceEventBundle` in Perfetto's
 /// `protos/perfetto/trace/ftrace/ftrace_event_bundle.proto` (2026), read or not.
 const PERFETTO_FIELDS: [u32; 12] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 512];
-
-/// `repeated FtraceEvent event = 2`.
-const EVENT_FIELD: u32 = 2;
 
 /// The most events one bundle is decoded with. Perfetto writes a bundle per CPU per read of
 /// its ring buffer, in packets of tens of kilobytes (the largest in the realworld fixtures is
@@ -59,7 +56,7 @@ impl Message for CheckedBundle {
         if !PERFETTO_FIELDS.contains(&tag) {
             self.undefined_field.get_or_insert(tag);
         }
-        if tag == EVENT_FIELD && self.bundle.event.len() >= MAX_BUNDLE_EVENTS {
+        if tag == bundle_field::EVENT && self.bundle.event.len() >= MAX_BUNDLE_EVENTS {
             self.over_cap += 1;
             return prost::encoding::skip_field(wire_type, tag, buf, ctx);
         }

@@ -122,6 +122,14 @@ pub struct FtraceEventBundle {
     pub generic_event_descriptors: Vec<GenericEventDescriptor>,
 }
 
+/// Field numbers of [`FtraceEventBundle`], for the decoders written by hand that read a few
+/// of its fields (the skim's `BundleCpu`, the capped `CheckedBundle`).
+pub mod bundle_field {
+    pub const CPU: u32 = 1;
+    pub const EVENT: u32 = 2;
+    pub const COMPACT_SCHED: u32 = 4;
+}
+
 #[derive(Clone, PartialEq, Message)]
 pub struct FtraceError {
     /// The ftrace clock time of the page holding the record that did not parse.

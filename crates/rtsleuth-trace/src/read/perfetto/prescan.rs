@@ -9,6 +9,7 @@
 //! with events, so that nothing is measured before every one of them is recorded
 //! ([`crate::validity`]): their data reach the buffer on their own schedules.
 
+use super::messages::bundle_field::{COMPACT_SCHED, CPU, EVENT};
 use super::messages::ProcessTree;
 use super::packets::{Packets, Step};
 use crate::input::release::Behind;
@@ -43,11 +44,6 @@ struct BundleCpu {
     cpu: Option<u32>,
     has_events: bool,
 }
-
-/// `FtraceEventBundle.cpu`, `.event` and `.compact_sched`.
-const CPU: u32 = 1;
-const EVENT: u32 = 2;
-const COMPACT_SCHED: u32 = 4;
 
 impl Message for BundleCpu {
     /// Only the CPU: the skim never writes bundles, and has no events to write.
