@@ -17,6 +17,7 @@
 //! every event when the sink wants everything.
 
 mod batch;
+mod board;
 mod bprint;
 mod bytes;
 mod chunk_feed;
@@ -58,6 +59,7 @@ use cpu_stream::CpuStream;
 use latency_text::TextStream;
 use merge::{Clock, Merger};
 use options::Tsc2Nsec;
+use pipeline::Threads;
 use std::io::Read;
 
 const FORMAT: &str = "trace-cmd trace.dat";
@@ -67,11 +69,15 @@ const MAX_FAULT_NOTES: usize = 5;
 
 /// Reads a trace.dat into `sink`.
 pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo> {
-    read_with(input, sink, pipeline::workers())
+    read_with(input, sink, Threads::for_this_machine())
 }
 
-/// [`read`] with `workers` decoding threads (0: all on the calling thread).
-fn read_with(input: Input, sink: &mut (dyn EventSink + Send), workers: usize) -> Result<TraceInfo> {
+/// [`read`] on `threads`.
+fn read_with(
+    input: Input,
+    sink: &mut (dyn EventSink + Send),
+    threads: Threads,
+) -> Result<TraceInfo> {
     let name = input.name.clone();
     let mut info = TraceInfo::new(&input.name, input.format, input.compression);
     let (bytes, damage) = load(input)?;
@@ -142,7 +148,7 @@ fn read_with(input: Input, sink: &mut (dyn EventSink + Send), workers: usize) ->
             offset: meta.options.ts_offset,
         };
         let merger = Merger::new(streams, clock);
-        let faults = pipeline::run(scope, &meta, merger, workers, &mut info, sink);
+        let faults = pipeline::run(scope, &meta, merger, threads, &mut info, sink);
         faults.iter().map(note).collect()
     });
     let damaged = faults.len();
@@ -230,7 +236,7 @@ fn stats_losses(meta: &Metadata, info: &mut TraceInfo) {
 
 #[cfg(test)]
 mod tests {
-    use super::{counts_not_time, read_with};
+    use super::{counts_not_time, read_with, Threads};
     use crate::event::Event;
     use crate::input::Input;
     use crate::read::{Decode, EventSink};
@@ -270,6 +276,21 @@ mod tests {
         }
     }
 
+    /// One and three workers, with their usual bound on the batches in flight and with the
+    /// smallest, so that threads also wait for each other on the fixtures' few batches.
+    const THREADED: [Threads; 4] = [
+        Threads::with(1),
+        Threads {
+            in_flight: 3,
+            ..Threads::with(1)
+        },
+        Threads::with(3),
+        Threads {
+            in_flight: 3,
+            ..Threads::with(3)
+        },
+    ];
+
     /// Decoding on worker threads hands on exactly what decoding in line does, in the same
     /// order: uncompressed and zstd files, one with lost events, one whose tasks are named
     /// only by the switches to them, for each kind of decoding.
@@ -287,27 +308,63 @@ mod tests {
         for file in files {
             let path = format!("{dir}/{file}");
             for decode in [Decode::Everything, Decode::Typed, Decode::SCHED] {
-                let run = |workers| {
+                let run = |threads| {
                     let mut t = Transcript(decode, Vec::new());
-                    let info = read_with(Input::open(&path).unwrap(), &mut t, workers).unwrap();
+                    let info = read_with(Input::open(&path).unwrap(), &mut t, threads).unwrap();
                     (t.1, format!("{info:?}"))
                 };
-                let (inline, info) = run(0);
+                let (inline, info) = run(Threads::with(0));
                 assert!(inline.len() > 100, "{file}: {} records", inline.len());
                 losses += inline.iter().filter(|l| l.starts_with("lost")).count();
-                for workers in [1, 3] {
-                    let (threaded, threaded_info) = run(workers);
-                    assert_eq!(inline.len(), threaded.len(), "{file} {decode:?} {workers}");
+                for threads in THREADED {
+                    let (threaded, threaded_info) = run(threads);
+                    assert_eq!(
+                        inline.len(),
+                        threaded.len(),
+                        "{file} {decode:?} {threads:?}"
+                    );
                     if let Some(i) = (0..inline.len()).find(|&i| inline[i] != threaded[i]) {
                         panic!(
-                            "{file} {decode:?} {workers}: record {i} differs:\n{}\n{}",
+                            "{file} {decode:?} {threads:?}: record {i} differs:\n{}\n{}",
                             inline[i], threaded[i]
                         );
                     }
-                    assert_eq!(info, threaded_info, "{file} {decode:?} {workers}");
+                    assert_eq!(info, threaded_info, "{file} {decode:?} {threads:?}");
                 }
             }
         }
         assert!(losses > 0, "no file had a lost-events marker");
+    }
+
+    /// Panics at its 50th event, as a broken analysis would.
+    struct Fails(usize);
+
+    impl EventSink for Fails {
+        fn event(&mut self, _: &Event<'_>) {
+            self.0 += 1;
+            assert!(self.0 < 50, "the analysis failed");
+        }
+    }
+
+    /// An analysis that panics ends the read with its panic: the merging, decompressing and
+    /// decoding threads stop instead of waiting for it forever.
+    #[test]
+    fn a_panicking_analysis_ends_the_read() {
+        // 20 009 events: five batches, more than the three in flight.
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/tracedat/v6.dat"
+        );
+        for threads in [Threads::with(0)].into_iter().chain(THREADED) {
+            let (done, finished) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let read = std::panic::catch_unwind(|| {
+                    read_with(Input::open(path).unwrap(), &mut Fails(0), threads).map(drop)
+                });
+                let _ = done.send(read.is_err());
+            });
+            let panicked = finished.recv_timeout(std::time::Duration::from_secs(60));
+            assert_eq!(panicked, Ok(true), "{threads:?}");
+        }
     }
 }

@@ -1,9 +1,10 @@
-//! Reading in three stages: one thread merges the CPUs' records into batches, workers decode
-//! batches into events, and the calling thread hands the events to the analysis in batch
-//! order. The analysis is the one step that must run in order; everything else overlaps with
-//! it. Channels between the stages are bounded, so a few batches are in flight at most.
+//! Reading in three stages: one thread merges the CPUs' records into batches, whichever thread
+//! is free decodes batches into events, and the calling thread hands the events to the
+//! analysis in batch order. The analysis is the one step that must run in order; everything
+//! else overlaps with it. A few batches are in flight at most ([`Threads::in_flight`]).
 
 use super::batch::{self, Batch, Decoded, UNNAMED};
+use super::board::{Board, StopOnPanic, Work};
 use super::bytes::Fault;
 use super::comms::LearntComms;
 use super::decode::Planner;
@@ -11,25 +12,42 @@ use super::merge::Merger;
 use super::Metadata;
 use crate::read::spawn::spawn_with;
 use crate::read::{EventSink, Record, TraceInfo};
-use std::collections::BTreeMap;
-use std::sync::mpsc::{sync_channel, Receiver};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::thread::{Builder, Scope};
 
-/// How many threads decode: all but the one the analysis runs on, at least one, and no more
-/// than a few (the analysis, not decoding, is the limit beyond that).
-pub fn workers() -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    cores.saturating_sub(1).clamp(1, 4)
+/// How a read shares out its work: `workers` threads besides the calling one (0: all on the
+/// calling thread), and at most `in_flight` batches between the merge and the analysis.
+#[derive(Debug, Clone, Copy)]
+pub struct Threads {
+    pub workers: usize,
+    pub in_flight: usize,
 }
 
-/// Reads every record of `merger` into `sink` with `workers` decoding threads (0: decode on
-/// this thread), and returns the pages and chunks that were skipped as damaged.
+impl Threads {
+    /// All cores but the analysis's, at least one thread and no more than a few (beyond that
+    /// the analysis, not decoding, is the limit).
+    pub fn for_this_machine() -> Threads {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Threads::with(cores.saturating_sub(1).clamp(1, 4))
+    }
+
+    /// `workers` threads, with four batches in flight for each thread (fewer made the VM's
+    /// two cores wait for each other: 61 -> 64 ms for `latency` on a 1.2 M-event file).
+    pub const fn with(workers: usize) -> Threads {
+        Threads {
+            workers,
+            in_flight: 4 * workers + 4,
+        }
+    }
+}
+
+/// Reads every record of `merger` into `sink` on `threads`, and returns the pages and chunks
+/// that were skipped as damaged.
 pub fn run<'scope, 'm: 'scope>(
     scope: &'scope Scope<'scope, '_>,
     meta: &'m Metadata<'m>,
     merger: Merger<'m>,
-    workers: usize,
+    threads: Threads,
     info: &mut TraceInfo,
     sink: &mut (dyn EventSink + Send),
 ) -> Vec<Fault> {
@@ -37,9 +55,9 @@ pub fn run<'scope, 'm: 'scope>(
         comms: LearntComms::default(),
         planner: Planner::new(meta, sink.decode()),
     };
-    let faults = match workers {
+    let faults = match threads.workers {
         0 => reader.inline(meta, merger, info, sink),
-        n => reader.threaded(scope, meta, merger, n, info, sink),
+        _ => reader.threaded(scope, meta, merger, threads, info, sink),
     };
     reader.planner.finish(&mut info.notes);
     faults
@@ -69,80 +87,65 @@ impl<'m> InOrder<'m> {
         merger.faults()
     }
 
-    /// The three stages on their threads. A thread that cannot be started (a process at its
-    /// thread limit) leaves the work to the ones that could, down to reading in line.
+    /// Merging on a thread of its own, decoding shared out ([`Board`]), the analysis on this
+    /// thread. A thread that cannot be started (a process at its thread limit) leaves the work
+    /// to the ones that could, down to reading in line.
     fn threaded<'scope>(
         &mut self,
         scope: &'scope Scope<'scope, '_>,
         meta: &'m Metadata<'m>,
         merger: Merger<'m>,
-        workers: usize,
+        threads: Threads,
         info: &mut TraceInfo,
         sink: &mut (dyn EventSink + Send),
     ) -> Vec<Fault>
     where
         'm: 'scope,
     {
-        let (to_decode, batches) = sync_channel::<(u64, Batch<'m>)>(workers * 2);
-        let batches = Arc::new(Mutex::new(batches));
-        let (done, decoded) = sync_channel::<(u64, Decoded<'m>)>(workers * 2);
+        let board = Arc::new(Board::new(threads.in_flight));
         let decode = sink.decode();
-        let decoding: Vec<_> = (0..workers)
-            .map_while(|_| {
-                let (batches, done) = (Arc::clone(&batches), done.clone());
-                let work = move || decode_batches(Planner::new(meta, decode), &batches, &done);
-                Builder::new().spawn_scoped(scope, work).ok()
-            })
-            .collect();
-        drop(done);
-        if decoding.is_empty() {
-            return self.inline(meta, merger, info, sink);
-        }
-        let (spent, recycled) = sync_channel::<Batch<'m>>(workers * 4);
-        let merge = move |mut merger: Merger<'m>| {
-            for seq in 0.. {
-                let mut b = recycled.try_recv().unwrap_or_else(|_| Batch::new(meta));
-                // A closed channel means the reader stopped early.
-                if !merger.fill(&mut b) || to_decode.send((seq, b)).is_err() {
-                    break;
-                }
-            }
-            merger.faults()
+        let merge = {
+            let board = Arc::clone(&board);
+            move |merger| merge_batches(meta, merger, Planner::new(meta, decode), &board)
         };
         let merging = match spawn_with(scope, merger, merge) {
             Ok(m) => m,
-            // Dropping the channels ends the workers.
             Err(merger) => return self.inline(meta, merger, info, sink),
         };
-        let recycle = |d: Decoded<'m>| {
-            let mut b = d.into_owner();
-            b.clear(); // lets go of its chunks now
-            let _ = spent.try_send(b);
-        };
-        self.in_order(&decoded, recycle, info, sink);
-        drop(decoded);
+        let decoding: Vec<_> = (1..threads.workers)
+            .map_while(|_| {
+                let board = Arc::clone(&board);
+                let work = move || decode_batches(Planner::new(meta, decode), &board);
+                Builder::new().spawn_scoped(scope, work).ok()
+            })
+            .collect();
+        self.in_order(&board, info, sink);
         for worker in decoding {
             self.planner.absorb_counts(join(worker));
         }
-        join(merging)
+        let (planner, faults) = join(merging);
+        self.planner.absorb_counts(planner);
+        faults
     }
 
-    /// Takes the decoded batches as workers finish them and hands them on in order.
+    /// Hands the decoded batches on in order, decoding one whenever the next is not ready.
     fn in_order(
         &mut self,
-        decoded: &Receiver<(u64, Decoded<'m>)>,
-        mut recycle: impl FnMut(Decoded<'m>),
+        board: &Shared<'m>,
         info: &mut TraceInfo,
         sink: &mut (dyn EventSink + Send),
     ) {
-        let mut waiting = BTreeMap::new();
-        let mut next = 0;
-        while let Ok((seq, d)) = decoded.recv() {
-            waiting.insert(seq, d);
-            while let Some(d) = waiting.remove(&next) {
-                self.hand_on(&d, info, sink);
-                recycle(d);
-                next += 1;
+        let _stop = StopOnPanic(board);
+        loop {
+            match board.in_order_work() {
+                Work::HandOn(d) => {
+                    self.hand_on(&d, info, sink);
+                    let mut b = d.into_owner();
+                    b.clear(); // lets go of its chunks now
+                    board.recycle(b);
+                }
+                Work::Decode(seq, b) => board.decoded(seq, batch::decode(b, &mut self.planner)),
+                Work::Merge(_) | Work::Stop => return,
             }
         }
     }
@@ -198,26 +201,46 @@ fn count(records: &[Record<'_>], info: &mut TraceInfo) {
     }
 }
 
-/// A worker: decodes batches until there are no more, and returns its counts.
-fn decode_batches<'m>(
+/// The merging thread: merges the records into batches, and decodes batches too when enough
+/// are waiting. Returns its decoding counts and the damaged pages it skipped.
+fn merge_batches<'m>(
+    meta: &'m Metadata<'m>,
+    mut merger: Merger<'m>,
     mut planner: Planner<'m>,
-    batches: &Mutex<Receiver<(u64, Batch<'m>)>>,
-    done: &std::sync::mpsc::SyncSender<(u64, Decoded<'m>)>,
-) -> Planner<'m> {
+    board: &Shared<'m>,
+) -> (Planner<'m>, Vec<Fault>) {
+    let _stop = StopOnPanic(board);
     loop {
-        // The lock is held only to take the next batch, not while decoding it.
-        let next = batches
-            .lock()
-            .map_err(drop)
-            .and_then(|b| b.recv().map_err(drop));
-        let Ok((seq, b)) = next else {
-            return planner;
-        };
-        if done.send((seq, batch::decode(b, &mut planner))).is_err() {
-            return planner;
+        match board.merger_work() {
+            Work::Merge(spare) => {
+                let mut b = spare.unwrap_or_else(|| Batch::new(meta));
+                let more = merger.fill(&mut b);
+                board.add(more.then_some(b));
+                if !more {
+                    break;
+                }
+            }
+            Work::Decode(seq, b) => board.decoded(seq, batch::decode(b, &mut planner)),
+            Work::HandOn(_) | Work::Stop => break,
+        }
+    }
+    // The last batches still want decoding.
+    (decode_batches(planner, board), merger.faults())
+}
+
+/// A decoding thread: decodes batches until there are no more, and returns its counts.
+fn decode_batches<'m>(mut planner: Planner<'m>, board: &Shared<'m>) -> Planner<'m> {
+    let _stop = StopOnPanic(board);
+    loop {
+        match board.decoder_work() {
+            Work::Decode(seq, b) => board.decoded(seq, batch::decode(b, &mut planner)),
+            _ => return planner,
         }
     }
 }
+
+/// The board between the threads, with the reader's batches.
+type Shared<'m> = Board<Batch<'m>, Decoded<'m>>;
 
 /// A thread's result; its panic goes on up.
 fn join<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
