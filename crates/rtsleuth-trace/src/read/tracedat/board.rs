@@ -36,6 +36,9 @@ struct State<M, D> {
     stopped: bool,
     /// Threads waiting on the condition: a change wakes them only when there are any.
     sleepers: usize,
+    /// Whether the merging thread merges more: it stops at the limit and starts again only
+    /// once half the batches in flight have been handed on.
+    refilling: bool,
 }
 
 /// What a thread should do next.
@@ -61,6 +64,7 @@ impl<M, D> Board<M, D> {
             merged_all: false,
             stopped: false,
             sleepers: 0,
+            refilling: true,
         };
         Board {
             state: Mutex::new(state),
@@ -69,14 +73,24 @@ impl<M, D> Board<M, D> {
         }
     }
 
-    /// The merging thread's next step: merge while few batches are in flight and fewer than
-    /// [`READY`] are waiting, else decode the oldest waiting one.
+    /// The merging thread's next step: merge while it is refilling and fewer than [`READY`]
+    /// batches are waiting, else decode the oldest waiting one.
+    ///
+    /// Refilling only from half the limit (not as soon as one batch is handed on) wakes the
+    /// merging thread once for several batches: woken for each one, it kept taking the core
+    /// of the analysis, and `report` on a 1.2 M-event file took 6 % longer than with a thread
+    /// per stage (and 4 % less than that with this).
     pub fn merger_work(&self) -> Work<M, D> {
         self.wait_for(|s| {
             let in_flight = (s.added - s.handed) as usize;
+            if in_flight >= self.limit {
+                s.refilling = false;
+            } else if in_flight <= self.limit / 2 {
+                s.refilling = true;
+            }
             if s.stopped {
                 Some(Work::Stop)
-            } else if in_flight < self.limit && s.merged.len() < READY {
+            } else if s.refilling && s.merged.len() < READY {
                 Some(Work::Merge(s.spare.pop()))
             } else {
                 s.merged.pop_front().map(|(seq, b)| Work::Decode(seq, b))
@@ -127,12 +141,15 @@ impl<M, D> Board<M, D> {
         });
     }
 
-    /// The batch handed on last, emptied for the merger to fill again.
+    /// The batch handed on last, emptied for the merger to fill again. Only the merging
+    /// thread waits for this, and only until half the limit is reached.
     pub fn recycle(&self, b: M) {
-        self.change(|s| {
-            s.handed += 1;
-            s.spare.push(b);
-        });
+        let mut s = self.lock();
+        s.handed += 1;
+        s.spare.push(b);
+        if s.sleepers > 0 && (s.added - s.handed) as usize <= self.limit / 2 {
+            self.changed.notify_all();
+        }
     }
 
     /// Tells every thread to stop: the one calling it is unwinding.
