@@ -100,10 +100,14 @@ impl<M, D> Board<M, D> {
 
     /// A decoding thread's next step: the oldest waiting batch, until there are no more.
     pub fn decoder_work(&self) -> Work<M, D> {
-        self.wait_for(|s| match s.merged.pop_front() {
-            _ if s.stopped => Some(Work::Stop),
-            Some((seq, b)) => Some(Work::Decode(seq, b)),
-            None => s.merged_all.then_some(Work::Stop),
+        self.wait_for(|s| {
+            if s.stopped {
+                return Some(Work::Stop);
+            }
+            match s.merged.pop_front() {
+                Some((seq, b)) => Some(Work::Decode(seq, b)),
+                None => s.merged_all.then_some(Work::Stop),
+            }
         })
     }
 
