@@ -41,6 +41,13 @@ struct State<M, D> {
     refilling: bool,
 }
 
+impl<M, D> State<M, D> {
+    /// Batches merged but not yet handed on.
+    fn in_flight(&self) -> usize {
+        (self.added - self.handed) as usize
+    }
+}
+
 /// What a thread should do next.
 pub enum Work<M, D> {
     /// Merge into a new batch, or into this emptied one, then [`Board::add`] it.
@@ -82,10 +89,9 @@ impl<M, D> Board<M, D> {
     /// per stage (and 4 % less than that with this).
     pub fn merger_work(&self) -> Work<M, D> {
         self.wait_for(|s| {
-            let in_flight = (s.added - s.handed) as usize;
-            if in_flight >= self.limit {
+            if s.in_flight() >= self.limit {
                 s.refilling = false;
-            } else if in_flight <= self.limit / 2 {
+            } else if self.may_refill(s) {
                 s.refilling = true;
             }
             if s.stopped {
@@ -151,9 +157,15 @@ impl<M, D> Board<M, D> {
         let mut s = self.lock();
         s.handed += 1;
         s.spare.push(b);
-        if s.sleepers > 0 && (s.added - s.handed) as usize <= self.limit / 2 {
+        if s.sleepers > 0 && self.may_refill(&s) {
             self.changed.notify_all();
         }
+    }
+
+    /// Whether few enough batches are in flight for the merging thread to start refilling:
+    /// the one test behind both its decision and the wake-up that leads to it.
+    fn may_refill(&self, s: &State<M, D>) -> bool {
+        s.in_flight() <= self.limit / 2
     }
 
     /// Tells every thread to stop: the one calling it is unwinding.
@@ -241,14 +253,14 @@ mod tests {
     }
 
     /// The in-order thread's loop: what it handed on, and the most batches ever in flight.
-    fn in_order(board: &Numbers, fail_at: Option<u64>) -> (Vec<u64>, u64) {
+    fn in_order(board: &Numbers, fail_at: Option<u64>) -> (Vec<u64>, usize) {
         let _stop = StopOnPanic(board);
         let (mut out, mut most) = (Vec::new(), 0);
         loop {
             match board.in_order_work() {
                 Work::HandOn(d) => {
                     let s = board.lock();
-                    most = most.max(s.added - s.handed);
+                    most = most.max(s.in_flight());
                     drop(s);
                     out.push(d);
                     board.recycle(d / 2);
