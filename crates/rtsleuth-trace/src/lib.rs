@@ -12,4 +12,7 @@ pub mod read;
 pub mod ring_buffer;
 pub mod validity;
 
+#[cfg(test)]
+mod testing;
+
 pub use error::{Error, Result};

@@ -214,8 +214,7 @@ impl<M, D> Drop for StopOnPanic<'_, M, D> {
 #[cfg(test)]
 mod tests {
     use super::{Board, StopOnPanic, Work};
-    use std::panic::{catch_unwind, AssertUnwindSafe};
-    use std::sync::mpsc::channel;
+    use crate::testing::finishes;
     use std::time::Duration;
 
     /// Batches are numbers, decoding doubles them; `fail_at` makes decoding that number panic.
@@ -273,25 +272,18 @@ mod tests {
 
     /// Runs the three kinds of thread over `count` batches; fails the test if they hang.
     fn run(count: u64, decoders: usize, fail_at: Option<u64>) -> std::thread::Result<Vec<u64>> {
-        let (done, finished) = channel();
-        std::thread::spawn(move || {
-            let result = catch_unwind(AssertUnwindSafe(|| {
-                let board = Numbers::new(6);
-                std::thread::scope(|scope| {
-                    scope.spawn(|| merger(&board, count, fail_at));
-                    for _ in 0..decoders {
-                        scope.spawn(|| decoder(&board, fail_at));
-                    }
-                    let (out, most) = in_order(&board, fail_at);
-                    assert!(most <= 6, "{most} batches in flight");
-                    out
-                })
-            }));
-            let _ = done.send(result);
-        });
-        finished
-            .recv_timeout(Duration::from_secs(60))
-            .expect("the threads hung")
+        finishes(Duration::from_secs(60), move || {
+            let board = Numbers::new(6);
+            std::thread::scope(|scope| {
+                scope.spawn(|| merger(&board, count, fail_at));
+                for _ in 0..decoders {
+                    scope.spawn(|| decoder(&board, fail_at));
+                }
+                let (out, most) = in_order(&board, fail_at);
+                assert!(most <= 6, "{most} batches in flight");
+                out
+            })
+        })
     }
 
     #[test]

@@ -240,6 +240,8 @@ mod tests {
     use crate::event::Event;
     use crate::input::Input;
     use crate::read::{Decode, EventSink};
+    use crate::testing::finishes;
+    use std::time::Duration;
 
     #[test]
     fn only_unconverted_counters_are_counts() {
@@ -356,15 +358,10 @@ mod tests {
             "/../../tests/fixtures/tracedat/v6.dat"
         );
         for threads in [Threads::with(0)].into_iter().chain(THREADED) {
-            let (done, finished) = std::sync::mpsc::channel();
-            std::thread::spawn(move || {
-                let read = std::panic::catch_unwind(|| {
-                    read_with(Input::open(path).unwrap(), &mut Fails(0), threads).map(drop)
-                });
-                let _ = done.send(read.is_err());
+            let read = finishes(Duration::from_secs(60), move || {
+                read_with(Input::open(path).unwrap(), &mut Fails(0), threads).map(drop)
             });
-            let panicked = finished.recv_timeout(std::time::Duration::from_secs(60));
-            assert_eq!(panicked, Ok(true), "{threads:?}");
+            assert!(read.is_err(), "{threads:?}");
         }
     }
 }
