@@ -469,6 +469,34 @@ fn the_tracemark_alone_gives_the_due_time() {
     assert_eq!(got["findings"][1]["source"], "period");
 }
 
+/// A wake-up below the threshold by its rhythm (1947 µs) is filed once the mark re-times it
+/// above (1952 µs), cut into the same stretches as with no threshold at all: a wait too short to
+/// file is left undecomposed, so the mark's explanation has to be made in full.
+#[test]
+fn a_mark_files_a_wake_up_its_rhythm_put_below_the_threshold() {
+    let opts = |threshold_us| ExplainOptions {
+        threshold_us,
+        ..Default::default()
+    };
+    let input = || without_timers("recorded/tracemark/trace.txt");
+    let above = explain_input(input(), opts(Some(1950.0)));
+    let every = explain_input(input(), opts(None));
+    let findings = above["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{above:#}");
+    assert_eq!(findings[0]["latency_us"], 1952.0);
+    assert_eq!(
+        findings[0]["components"],
+        every["findings"][0]["components"]
+    );
+    let spikes: Vec<&Value> = above["aggregate"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| &a["spikes"])
+        .collect();
+    assert_eq!(spikes, [1, 1, 1, 1]);
+}
+
 /// Without timer events or a mark, the 1 ms rhythm of cyclictest gives the due time: the worst
 /// wake-up comes out within 2% of the timer-based truth (329.156 µs at 653.572381).
 #[test]

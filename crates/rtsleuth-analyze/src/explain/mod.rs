@@ -153,6 +153,36 @@ impl OwnTimer {
     }
 }
 
+/// Where an explained wait ends: on which CPU, when and at what (`run`), and where `latency`
+/// ends the wake-up (`run`, except past it for a mark).
+#[derive(Debug, Clone, Copy)]
+struct End {
+    cpu: u32,
+    run: Timestamp,
+    run_at: RunAt,
+    wake_end: Timestamp,
+}
+
+impl End {
+    fn of(w: &Wake) -> End {
+        End {
+            cpu: w.cpu,
+            run: w.run,
+            run_at: RunAt::Wake(w.run_at),
+            wake_end: w.run,
+        }
+    }
+
+    fn of_finding(f: &Finding) -> End {
+        End {
+            cpu: f.cpu,
+            run: f.run,
+            run_at: f.run_at,
+            wake_end: f.wake_end,
+        }
+    }
+}
+
 /// The streaming analysis.
 #[derive(Debug)]
 pub struct Explain {
@@ -533,7 +563,7 @@ impl Explain {
         }
         match &p.chain {
             Some(chain) => self.explain_chain(p, chain, w),
-            None => self.explain(p, p.due, w.cpu, w.run, RunAt::Wake(w.run_at), w.run),
+            None => self.explain_for_filing(p, p.due, End::of(w)),
         }
     }
 
@@ -546,14 +576,7 @@ impl Explain {
         for (i, link) in chain.links.iter().enumerate() {
             let due = (i == 0).then_some(chain.start);
             let r = link.ran;
-            let f = self.explain(
-                &link.pending,
-                due,
-                r.cpu,
-                r.run,
-                RunAt::Wake(r.run_at),
-                r.run,
-            );
+            let f = self.explain(&link.pending, due, End::of(&r));
             timeline.extend_from_slice(&f.timeline);
             if link.wakes_next > r.run {
                 let culprit = Some(Culprit::Task(r.pid));
@@ -573,7 +596,7 @@ impl Explain {
         timeline
             .iter_mut()
             .for_each(|c| c.phase = Phase::BeforeWakeup);
-        let own = self.explain(p, None, w.cpu, w.run, RunAt::Wake(w.run_at), w.run);
+        let own = self.explain(p, None, End::of(w));
         timeline.extend(own.timeline);
         let head = head.expect("a chain has a link");
         Finding {
@@ -588,39 +611,49 @@ impl Explain {
         }
     }
 
-    /// Explains `p` from its due time (or its wake-up) to `run`.
-    fn explain(
-        &self,
-        p: &Pending,
-        due: Option<Due>,
-        cpu: u32,
-        run: Timestamp,
-        run_at: RunAt,
-        wake_end: Timestamp,
-    ) -> Finding {
-        let wake = &p.wake;
-        let due_ts = due.map(|d| d.ts.min(wake.wakeup).min(run));
-        // It cannot have waited while it still ran.
-        let expected = due_ts.map(|d| d.max(p.last_ran.unwrap_or(0)).min(wake.wakeup));
-        let source = due.map_or(Source::Wakeup, |d| d.source);
+    /// Explains `p` from its due time (or its wake-up) to `end`.
+    fn explain(&self, p: &Pending, due: Option<Due>, end: End) -> Finding {
+        let mut f = self.undecomposed(p, due, end);
         let window = Window {
-            from: expected.unwrap_or(wake.wakeup),
-            run,
-            run_cpu: cpu,
-            proven: matches!(source, Source::Timer | Source::Tracemark | Source::Chain),
+            from: f.expected.unwrap_or(f.wakeup),
+            run: end.run,
+            run_cpu: end.cpu,
+            proven: matches!(f.source, Source::Timer | Source::Tracemark | Source::Chain),
         };
-        let mut timeline = join_neighbours(decompose(&self.cpus, &self.names, wake, window));
+        let mut timeline = join_neighbours(decompose(&self.cpus, &self.names, &p.wake, window));
         bound_kernel_path(&mut timeline);
-        if source == Source::Period && unexplained_before_wakeup(&timeline) {
+        if f.source == Source::Period && unexplained_before_wakeup(&timeline) {
             // An estimated due time is worth stating only where the trace shows what delayed
             // the wake-up; otherwise the lateness would be a guess about a guess.
-            return self.explain(p, None, cpu, run, run_at, wake_end);
+            return self.explain(p, None, end);
         }
+        f.components = merge(timeline.clone());
+        f.timeline = timeline;
+        f
+    }
+
+    /// [`Self::explain`] for a wait that is only filed: one shorter than the threshold never is,
+    /// so it is not cut into stretches (a mark or sample that re-times it explains it again).
+    /// Its latency can only shrink when it is (a period's due time may be dropped), never grow.
+    fn explain_for_filing(&self, p: &Pending, due: Option<Due>, end: End) -> Finding {
+        let f = self.undecomposed(p, due, end);
+        if f.latency_ns() < self.threshold_ns() {
+            return f;
+        }
+        self.explain(p, due, end)
+    }
+
+    /// The finding of `p` from `due` to `end`, with no stretches yet.
+    fn undecomposed(&self, p: &Pending, due: Option<Due>, end: End) -> Finding {
+        let wake = &p.wake;
+        let due_ts = due.map(|d| d.ts.min(wake.wakeup).min(end.run));
+        // It cannot have waited while it still ran.
+        let expected = due_ts.map(|d| d.max(p.last_ran.unwrap_or(0)).min(wake.wakeup));
         Finding {
             pid: wake.pid,
             prio: Some(self.prios.get(&wake.pid).copied().unwrap_or(wake.prio)),
-            cpu,
-            source,
+            cpu: end.cpu,
+            source: due.map_or(Source::Wakeup, |d| d.source),
             expected,
             evidence: due.map(|d| d.evidence),
             ran_past_due: due_ts.filter(|&d| Some(d) != expected),
@@ -628,11 +661,11 @@ impl Explain {
             wakeup: wake.wakeup,
             waker_cpu: wake.waker_cpu,
             wake_irq_entry: wake.context.irq_entry,
-            run,
-            run_at,
-            wake_end,
-            components: merge(timeline.clone()),
-            timeline,
+            run: end.run,
+            run_at: end.run_at,
+            wake_end: end.wake_end,
+            components: Vec::new(),
+            timeline: Vec::new(),
             chain: Vec::new(),
         }
     }
@@ -659,14 +692,12 @@ impl Explain {
             if marked_ns <= f.latency_ns() + MARK_EXCESS_NS || mark <= f.run {
                 return;
             }
-            self.explain(
-                &done.pending,
-                done.pending.due,
-                f.cpu,
-                mark,
-                RunAt::Mark,
-                f.wake_end,
-            )
+            let end = End {
+                run: mark,
+                run_at: RunAt::Mark,
+                ..End::of_finding(f)
+            };
+            self.explain_for_filing(&done.pending, done.pending.due, end)
         } else {
             // The thread cannot have been due after it was woken: a mark smaller than the
             // visible wait (cyclictest rounds to whole µs) starts at the wake-up.
@@ -678,7 +709,7 @@ impl Explain {
                     mark,
                 },
             };
-            self.explain(&done.pending, Some(due), f.cpu, f.run, f.run_at, f.wake_end)
+            self.explain_for_filing(&done.pending, Some(due), End::of_finding(f))
         };
         if let Some(done) = self.victims.get_mut(&pid).and_then(|v| v.last.as_mut()) {
             done.finding = finding;
@@ -730,14 +761,12 @@ impl Explain {
             source: Source::Timer,
             evidence: s.evidence(),
         };
-        let mut finding = self.explain(
-            &done.pending,
-            Some(due),
-            f.cpu,
-            s.ts,
-            RunAt::Mark,
-            f.wake_end,
-        );
+        let end = End {
+            run: s.ts,
+            run_at: RunAt::Mark,
+            ..End::of_finding(f)
+        };
+        let mut finding = self.explain_for_filing(&done.pending, Some(due), end);
         if s.due() < from {
             finding.unrecorded_due = Some(s.due());
             finding.ran_past_due = finding.ran_past_due.filter(|&d| d > from);
