@@ -408,9 +408,25 @@ const SOFTIRQ_NAMES: [&str; 10] = [
     "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU",
 ];
 
+/// `hrtimer=%p function=%ps expires=%llu softexpires=%llu`, then `mode=` and `was_armed=` on
+/// newer kernels: the kernel's order is read straight, anything else field by field.
+fn hrtimer_start(p: &str) -> Option<EventKind<'_>> {
+    let Some([hrtimer, function, expires, softexpires]) =
+        in_kernel_order(p, ["hrtimer", "function", "expires", "softexpires"])
+    else {
+        return hrtimer_start_fields(p);
+    };
+    Some(EventKind::HrtimerStart {
+        hrtimer: hex(hrtimer)?,
+        function: symbol(function),
+        expires: expires.parse().ok()?,
+        softexpires: softexpires.parse().unwrap_or(0),
+    })
+}
+
 /// One pass over the fields (every timer interrupt prints several of these events, so a
 /// lookup per field would scan the payload four times).
-fn hrtimer_start(p: &str) -> Option<EventKind<'_>> {
+fn hrtimer_start_fields(p: &str) -> Option<EventKind<'_>> {
     let (mut hrtimer, mut function, mut expires, mut softexpires) = (None, "", None, 0);
     for (k, v) in Fields::new(p).iter() {
         match k {
@@ -429,7 +445,19 @@ fn hrtimer_start(p: &str) -> Option<EventKind<'_>> {
     })
 }
 
+/// `hrtimer=%p now=%llu function=%ps`, read like [`hrtimer_start`].
 fn hrtimer_expire_entry(p: &str) -> Option<EventKind<'_>> {
+    let Some([hrtimer, now, function]) = in_kernel_order(p, ["hrtimer", "now", "function"]) else {
+        return hrtimer_expire_entry_fields(p);
+    };
+    Some(EventKind::HrtimerExpireEntry {
+        hrtimer: hex(hrtimer)?,
+        now: now.parse().ok()?,
+        function: symbol(function),
+    })
+}
+
+fn hrtimer_expire_entry_fields(p: &str) -> Option<EventKind<'_>> {
     let (mut hrtimer, mut now, mut function) = (None, None, "");
     for (k, v) in Fields::new(p).iter() {
         match k {
@@ -446,6 +474,37 @@ fn hrtimer_expire_entry(p: &str) -> Option<EventKind<'_>> {
     })
 }
 
+/// The values of `keys` when `p` prints exactly them, in this order, one space apart, each
+/// value free of white space, then nothing or fields of other names; else `None`. Wherever it
+/// answers, the general walk ([`Fields`]) gives the same values (a timer interrupt prints
+/// several of these events, and the walk's search for each next key is most of their cost).
+fn in_kernel_order<'a, const N: usize>(p: &'a str, keys: [&str; N]) -> Option<[&'a str; N]> {
+    let mut values = [""; N];
+    let mut rest = p;
+    for (i, key) in keys.iter().enumerate() {
+        if i > 0 {
+            rest = rest.strip_prefix(' ')?;
+        }
+        rest = rest.strip_prefix(key)?.strip_prefix('=')?;
+        let end = rest
+            .bytes()
+            .position(|b| b.is_ascii_whitespace())
+            .unwrap_or(rest.len());
+        values[i] = &rest[..end];
+        rest = &rest[end..];
+    }
+    let Some(tail) = rest.strip_prefix(' ') else {
+        return rest.is_empty().then_some(values);
+    };
+    // The last value ends where another field starts, and none of `keys` comes again.
+    let next_key = tail
+        .bytes()
+        .take_while(|&b| b.is_ascii_alphanumeric() || b == b'_');
+    let starts_field = tail.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && tail.as_bytes().get(next_key.count()) == Some(&b'=');
+    (starts_field && keys.iter().all(|k| !tail.contains(k))).then_some(values)
+}
+
 /// A callback's name: `trace-cmd report`'s hrtimer plugin prints `hrtimer_wakeup/0x0` where
 /// the kernel prints `hrtimer_wakeup`.
 fn symbol(v: &str) -> &str {
@@ -453,7 +512,10 @@ fn symbol(v: &str) -> &str {
 }
 
 fn hrtimer_ptr(p: &str) -> Option<u64> {
-    hex(Fields::new(p).get("hrtimer")?)
+    match in_kernel_order(p, ["hrtimer"]) {
+        Some([hrtimer]) => hex(hrtimer),
+        None => hex(Fields::new(p).get("hrtimer")?),
+    }
 }
 
 /// x86 `irq_vectors` events: `local_timer_entry: vector=236`, `reschedule_exit: vector=253`…
@@ -561,6 +623,90 @@ fn function(p: &str) -> Option<EventKind<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Payloads near the kernel's hrtimer formats: every order, spacing and extra field the
+    /// straight read must either read as the general walk does or leave to it.
+    fn hrtimer_payloads() -> Vec<String> {
+        let values = ["ffff8881f9a1e0e8", "0xffffc90005e73c58", "x1", ""];
+        let functions = [
+            "hrtimer_wakeup",
+            "hrtimer_wakeup/0x0",
+            "timer_callback [irq_noise]",
+        ];
+        let tails = [
+            "",
+            " ",
+            " mode=ABS|PINNED|HARD was_armed=0",
+            " mode=ABS",
+            "  mode=ABS",
+            " 7 mode=ABS",
+            " mode=ABS hrtimer=ffff1",
+            " now=5",
+            "\tmode=ABS",
+            " =5",
+            " 9x=1",
+        ];
+        let mut out = Vec::new();
+        for v in values {
+            for f in functions {
+                for t in tails {
+                    out.push(format!(
+                        "hrtimer={v} function={f} expires=1000 softexpires=990{t}"
+                    ));
+                    out.push(format!(
+                        "hrtimer={v} function={f} expires=10x0 softexpires=9{t}"
+                    ));
+                    out.push(format!(
+                        "hrtimer={v}  function={f} expires=1000 softexpires=990{t}"
+                    ));
+                    out.push(format!(
+                        "function={f} hrtimer={v} expires=1000 softexpires=990{t}"
+                    ));
+                    out.push(format!("hrtimer={v} now=130508000123 function={f}{t}"));
+                    out.push(format!("hrtimer={v} now=13050800012\r function={f}{t}"));
+                    out.push(format!("   hrtimer={v} now=1 function={f}{t}"));
+                    out.push(format!("hrtimer={v}{t}"));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn hrtimer_events_read_straight_as_field_by_field() {
+        for p in hrtimer_payloads() {
+            assert_eq!(hrtimer_start(&p), hrtimer_start_fields(&p), "{p:?}");
+            assert_eq!(
+                hrtimer_expire_entry(&p),
+                hrtimer_expire_entry_fields(&p),
+                "{p:?}"
+            );
+            let by_field = Fields::new(&p).get("hrtimer").and_then(hex);
+            assert_eq!(hrtimer_ptr(&p), by_field, "{p:?}");
+        }
+    }
+
+    #[test]
+    fn the_kernels_hrtimer_order_is_read_straight() {
+        let p = "hrtimer=ffff8881f9a1e0e8 function=hrtimer_wakeup expires=1000 softexpires=990 mode=ABS was_armed=0";
+        let keys = ["hrtimer", "function", "expires", "softexpires"];
+        let got = in_kernel_order(p, keys);
+        assert_eq!(
+            got,
+            Some(["ffff8881f9a1e0e8", "hrtimer_wakeup", "1000", "990"])
+        );
+        assert_eq!(in_kernel_order("hrtimer=ab", ["hrtimer"]), Some(["ab"]));
+        // A callback named with its module, or a key printed again, is left to the walk.
+        let module = "hrtimer=ab now=1 function=timer_callback [irq_noise]";
+        assert_eq!(
+            in_kernel_order(module, ["hrtimer", "now", "function"]),
+            None
+        );
+        assert_eq!(
+            in_kernel_order("hrtimer=ab mode=A hrtimer=cd", ["hrtimer"]),
+            None
+        );
+    }
 
     /// `trace-cmd report`'s plugin form (tests/fixtures/recorded/variants/report.txt line
     /// 2873) names the callback as the kernel does.
