@@ -613,7 +613,22 @@ impl Explain {
 
     /// Explains `p` from its due time (or its wake-up) to `end`.
     fn explain(&self, p: &Pending, due: Option<Due>, end: End) -> Finding {
-        let mut f = self.undecomposed(p, due, end);
+        self.decomposed(p, self.undecomposed(p, due, end), end)
+    }
+
+    /// [`Self::explain`] for a wait that is only filed: one shorter than the threshold never is,
+    /// so it is not cut into stretches (a mark or sample that re-times it explains it again).
+    /// Its latency can only shrink when it is (a period's due time may be dropped), never grow.
+    fn explain_for_filing(&self, p: &Pending, due: Option<Due>, end: End) -> Finding {
+        let f = self.undecomposed(p, due, end);
+        if f.latency_ns() < self.threshold_ns() {
+            return f;
+        }
+        self.decomposed(p, f, end)
+    }
+
+    /// `f`, the finding of `p` up to `end`, cut into stretches.
+    fn decomposed(&self, p: &Pending, mut f: Finding, end: End) -> Finding {
         let window = Window {
             from: f.expected.unwrap_or(f.wakeup),
             run: end.run,
@@ -630,17 +645,6 @@ impl Explain {
         f.components = merge(timeline.clone());
         f.timeline = timeline;
         f
-    }
-
-    /// [`Self::explain`] for a wait that is only filed: one shorter than the threshold never is,
-    /// so it is not cut into stretches (a mark or sample that re-times it explains it again).
-    /// Its latency can only shrink when it is (a period's due time may be dropped), never grow.
-    fn explain_for_filing(&self, p: &Pending, due: Option<Due>, end: End) -> Finding {
-        let f = self.undecomposed(p, due, end);
-        if f.latency_ns() < self.threshold_ns() {
-            return f;
-        }
-        self.explain(p, due, end)
     }
 
     /// The finding of `p` from `due` to `end`, with no stretches yet.
