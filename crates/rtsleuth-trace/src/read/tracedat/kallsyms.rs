@@ -130,7 +130,7 @@ impl Table {
     ///
     /// A big table is parsed in two halves on two threads: every thread of a read waits for
     /// it at the first address an event prints. A distribution kernel's 122 000 lines (5.4
-    /// MB) take 4.2 ms so instead of 6.3, at the start of an `explain` of about 125 ms.
+    /// MB) take 4.2 ms instead of 6.3 that way, at the start of an `explain` of about 125 ms.
     fn parse(text: &str) -> Table {
         let mut s = match memchr::memchr(b'\n', &text.as_bytes()[text.len() / 2..]) {
             Some(at) if text.len() >= PARSE_IN_HALVES => {
