@@ -45,6 +45,14 @@ impl<'f> Source<'f> {
         Source::Raw { region, behind }
     }
 
+    /// The pages at hand: the CPU's whole region, or the current chunk.
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Source::Raw { region, .. } => region,
+            Source::Chunks { buf, .. } => buf,
+        }
+    }
+
     /// Releases the mapped pages well before `offset`: the records of batches still being
     /// decoded lie within [`KEEP`] of it, and even a page released too early only reads again
     /// from the page cache.
@@ -154,13 +162,6 @@ impl<'f> CpuStream<'f> {
         })
     }
 
-    fn buf(&self) -> &[u8] {
-        match &self.source {
-            Source::Raw { region, .. } => region,
-            Source::Chunks { buf, .. } => buf,
-        }
-    }
-
     /// The record data of the current page, which pending records index, to be held while
     /// they are decoded.
     pub fn shared_buf(&self) -> Buf<'f> {
@@ -175,29 +176,28 @@ impl<'f> CpuStream<'f> {
     }
 
     /// The next record, or `None` when the CPU has no more. Corrupt pages are recorded in
-    /// `faults` and skipped: one bad page should not hide the rest of the trace.
+    /// `faults` and skipped: one bad page should not hide the rest of the trace. The cursor is
+    /// advanced where it lies: copied out and back, it stalled the merge on store forwarding.
+    #[inline]
     pub fn next(&mut self) -> Option<Pending> {
         loop {
-            if let Some((range, mut cursor)) = self.page.take() {
-                let next = {
-                    let buf = self.buf();
-                    cursor
-                        .next(&buf[range.clone()], self.layout.endian)
-                        .map(|r| {
-                            r.map(|r| {
-                                let start =
-                                    r.data.as_ptr() as usize - buf[range.clone()].as_ptr() as usize;
-                                (r.ts, start as u32, r.data.len() as u32)
-                            })
-                        })
-                };
-                match next {
-                    Ok(Some((ts, start, len))) => {
-                        self.page = Some((range, cursor));
-                        return Some(Pending { ts, start, len });
+            if let Some((range, cursor)) = &mut self.page {
+                let data = &self.source.bytes()[range.clone()];
+                match cursor.next(data, self.layout.endian) {
+                    Ok(Some(r)) => {
+                        let start = r.data.as_ptr() as usize - data.as_ptr() as usize;
+                        return Some(Pending {
+                            ts: r.ts,
+                            start: start as u32,
+                            len: r.data.len() as u32,
+                        });
                     }
-                    Ok(None) => {}
-                    Err(e) => self.fault(range.start + e.offset, e.reason),
+                    Ok(None) => self.page = None,
+                    Err(e) => {
+                        let at = range.start + e.offset;
+                        self.page = None;
+                        self.fault(at, e.reason);
+                    }
                 }
             }
             self.enter_next_page()?;
@@ -206,18 +206,19 @@ impl<'f> CpuStream<'f> {
 
     /// Moves to the next page that parses, keeping the range of its record data; `None` when
     /// there is none.
+    #[inline(never)]
     fn enter_next_page(&mut self) -> Option<()> {
         loop {
             let size = self.layout.page_size;
-            if self.next_page + self.layout.data_offset > self.buf().len() && !self.refill() {
+            if self.next_page + self.layout.data_offset > self.source.bytes().len() && !self.refill() {
                 return None;
             }
             let start = self.next_page;
-            let end = (start + size).min(self.buf().len());
+            let end = (start + size).min(self.source.bytes().len());
             self.next_page = start + size;
             self.source.release_before(start);
             crate::progress::add_bytes((end - start) as u64);
-            let parsed = Page::parse(&self.buf()[start..end], &self.layout)
+            let parsed = Page::parse(&self.source.bytes()[start..end], &self.layout)
                 .map(|page| (page.missed, page.data().len(), RecordCursor::new(&page)));
             match parsed {
                 Ok((missed, len, cursor)) => {
@@ -259,6 +260,7 @@ impl<'f> CpuStream<'f> {
         }
     }
 
+    #[cold]
     fn fault(&mut self, at: usize, reason: String) {
         let offset = match self.source {
             Source::Raw { .. } => self.base + at as u64,

@@ -133,7 +133,10 @@ impl Typed {
         }
     }
 
-    /// The event's kind; `None` if the record is too short for its fields.
+    /// The event's kind; `None` if the record is too short for its fields. Inlined into the
+    /// batch decoder: returned through the stack, the kind was copied on in wider loads than
+    /// it was written in, and each stalled on store forwarding.
+    #[inline(always)]
     pub fn kind<'a>(&self, data: &'a [u8], e: Endian) -> Option<EventKind<'a>> {
         Some(match self {
             Typed::Switch {
