@@ -73,7 +73,9 @@ impl Flags {
     }
 
     /// Decodes a flag field. Returns `None` when a character cannot stand where it is, which
-    /// tells the line parser that this token is not a flag field at all.
+    /// tells the line parser that this token is not a flag field at all. Always inlined, so
+    /// that the flags are built in registers rather than in a struct a caller copies on.
+    #[inline(always)]
     pub fn parse(field: &[u8], layout: FlagLayout) -> Option<Flags> {
         let mut f = Flags {
             known: true,

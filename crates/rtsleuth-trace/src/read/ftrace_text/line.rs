@@ -93,13 +93,15 @@ impl Default for LineContext {
 
 impl LineContext {
     /// Decodes a flag field with the header's layout, or by its width when the header said
-    /// nothing or does not fit this field.
+    /// nothing or does not fit this field. Inlined with [`Flags::parse`] so that the flags are
+    /// built where the line keeps them: returned through the stack and copied on, a copy read
+    /// them in wider loads than they were written in, and stalled on store forwarding.
+    #[inline(always)]
     fn flags(&self, field: &[u8]) -> Option<Flags> {
-        match self.flag_layout {
-            Some(l) => Flags::parse(field, l),
-            None => Flags::parse(field, FlagLayout::for_width(field.len())),
+        if let Some(f) = self.flag_layout.and_then(|l| Flags::parse(field, l)) {
+            return Some(f);
         }
-        .or_else(|| Flags::parse(field, FlagLayout::for_width(field.len())))
+        Flags::parse(field, FlagLayout::for_width(field.len()))
     }
 }
 
@@ -180,7 +182,8 @@ struct Prefix<'a> {
 
 impl<'a> Prefix<'a> {
     /// Completes a prefix from the `comm-pid`, with or without `(tgid)`, or perf's `comm tid`,
-    /// before the CPU column.
+    /// before the CPU column. Inlined for the reason [`split_prefix`] gives.
+    #[inline(always)]
     fn new(
         task: &'a str,
         cpu: u32,
@@ -278,20 +281,30 @@ pub(super) fn printed_by_perf(line: &str) -> bool {
     split_prefix(line.trim_ascii_start(), &LineContext::default()).is_some_and(|(p, _)| p.perf)
 }
 
-/// The prefix of an event line and the text after it.
+/// The prefix of an event line and the text after it. The common form is parsed in line:
+/// a prefix returned through the stack was copied on in wider loads than its fields were
+/// written in, and each copy stalled on store forwarding.
+#[inline(always)]
 fn split_prefix<'a>(line: &'a str, ctx: &LineContext) -> Option<(Prefix<'a>, &'a str)> {
-    common_prefix(line, ctx).or_else(|| {
-        let mut colons = colon_spaces(line.as_bytes());
-        let first = colons.next()?;
-        prefix_ending_at(line, first, ctx).or_else(|| {
-            // A task name holding `": "` (tmux names its server `tmux: server`) puts the first
-            // colon-space inside the task column; the prefix ends at a later one, the first
-            // before which the columns parse. Only lines that failed every form above get here.
-            colons
-                .take_while(|&c| c < PREFIX_SPAN)
-                .find_map(|c| prefix_ending_at(line, c, ctx))
-                .filter(|(p, _)| plausible_spaced_name(p.comm))
-        })
+    if let Some(split) = common_prefix(line, ctx) {
+        return Some(split);
+    }
+    unusual_prefix(line, ctx)
+}
+
+/// The prefix of a line [`common_prefix`] does not read.
+#[inline(never)]
+fn unusual_prefix<'a>(line: &'a str, ctx: &LineContext) -> Option<(Prefix<'a>, &'a str)> {
+    let mut colons = colon_spaces(line.as_bytes());
+    let first = colons.next()?;
+    prefix_ending_at(line, first, ctx).or_else(|| {
+        // A task name holding `": "` (tmux names its server `tmux: server`) puts the first
+        // colon-space inside the task column; the prefix ends at a later one, the first
+        // before which the columns parse. Only lines that failed every form above get here.
+        colons
+            .take_while(|&c| c < PREFIX_SPAN)
+            .find_map(|c| prefix_ending_at(line, c, ctx))
+            .filter(|(p, _)| plausible_spaced_name(p.comm))
     })
 }
 
@@ -327,6 +340,7 @@ const PREFIX_SPAN: usize = 256;
 /// The form nearly every line has, `comm-pid [(tgid)] [cpu] [flags] secs.frac: `, in one
 /// forward pass. Anything unusual returns `None` and goes to the general parsers below, which
 /// define the behaviour; this is only their fast path.
+#[inline(always)]
 fn common_prefix<'a>(line: &'a str, ctx: &LineContext) -> Option<(Prefix<'a>, &'a str)> {
     let b = line.as_bytes();
     let open = memchr::memchr(b'[', b)?;

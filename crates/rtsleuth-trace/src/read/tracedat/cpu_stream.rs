@@ -210,7 +210,9 @@ impl<'f> CpuStream<'f> {
     fn enter_next_page(&mut self) -> Option<()> {
         loop {
             let size = self.layout.page_size;
-            if self.next_page + self.layout.data_offset > self.source.bytes().len() && !self.refill() {
+            if self.next_page + self.layout.data_offset > self.source.bytes().len()
+                && !self.refill()
+            {
                 return None;
             }
             let start = self.next_page;
