@@ -485,7 +485,10 @@ impl Wakeups {
 
     /// Hands on a wake-up that ended, if all of it lies where the trace recorded every CPU it
     /// may have involved: the common window covers every CPU seen by now (the one it ran on
-    /// among them), `unrecorded` those it touched that had shown nothing yet.
+    /// among them), `unrecorded` those it touched that had shown nothing yet. Inlined, so that
+    /// the step is built where it is pushed: copied on from the stack, it was read in loads
+    /// that straddled the stores just made, and stalled on store forwarding.
+    #[inline(always)]
     fn end(&mut self, w: Wake, out: &mut Vec<Step>) {
         let unrecorded = self.tasks.get(&w.pid).is_some_and(|t| t.unrecorded);
         if unrecorded || !self.history.in_window(w.start) {

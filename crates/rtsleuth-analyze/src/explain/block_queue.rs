@@ -74,9 +74,21 @@ impl<T> BlockQueue<T> {
         &self.blocks[at / BLOCK][at % BLOCK]
     }
 
-    /// How many items from the front `pred` holds for, `pred` being true for a prefix.
+    /// How many items from the front `pred` holds for, `pred` being true for a prefix. The
+    /// search gallops from the back: the questions asked are about the recent past, and a
+    /// bisection of a long history missed the cache at each of its twenty steps.
     pub fn partition_point(&self, pred: impl Fn(&T) -> bool) -> usize {
-        let (mut lo, mut hi) = (0, self.len);
+        // `pred` is false from `hi` on; widen the step back until it holds or the front is hit.
+        let (mut lo, mut hi, mut step) = (0, self.len, 1);
+        while hi > 0 {
+            let probe = hi.saturating_sub(step);
+            if pred(self.get(probe)) {
+                lo = probe + 1;
+                break;
+            }
+            hi = probe;
+            step *= 2;
+        }
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             if pred(self.get(mid)) {
@@ -138,7 +150,8 @@ mod tests {
             }
             assert_eq!(h.len(), ring.len());
             assert_eq!(h.front(), ring.front());
-            for cut in [0, 1, next / 2, next.saturating_sub(1), next + 5] {
+            let near_the_back = next.saturating_sub(300)..=next + 1;
+            for cut in [0, 1, next / 3, next / 2].into_iter().chain(near_the_back) {
                 let i = h.partition_point(|&v| v < cut);
                 assert_eq!(i, ring.partition_point(|&v| v < cut));
                 assert!(h.iter_from(i).eq(ring.range(i..)), "from {i}");

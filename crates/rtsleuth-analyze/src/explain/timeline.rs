@@ -538,7 +538,10 @@ impl CpuTimeline {
         s.need_resched |= self.resched;
     }
 
-    /// Starts a new stretch at `ts` if what runs has changed.
+    /// Starts a new stretch at `ts` if what runs has changed. Inlined where the task was
+    /// just set: read back from memory, the task was loaded in wider loads than it had been
+    /// stored in, and stalled on store forwarding.
+    #[inline(always)]
     fn refresh(&mut self, ts: Timestamp) {
         let activity = match self.stack.last() {
             Some(f) => Activity::Irq {
