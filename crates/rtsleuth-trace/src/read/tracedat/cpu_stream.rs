@@ -205,7 +205,8 @@ impl<'f> CpuStream<'f> {
     }
 
     /// Moves to the next page that parses, keeping the range of its record data; `None` when
-    /// there is none.
+    /// there is none. Kept out of line, so that [`CpuStream::next`], which runs for every
+    /// record, stays small enough to be inlined into the merge.
     #[inline(never)]
     fn enter_next_page(&mut self) -> Option<()> {
         loop {
