@@ -350,6 +350,11 @@ impl Finding {
         self.run - self.expected.unwrap_or(self.wakeup)
     }
 
+    /// Whether the finding is filed at `threshold_ns`: at or above it, never below.
+    pub fn files_at(&self, threshold_ns: u64) -> bool {
+        self.latency_ns() >= threshold_ns
+    }
+
     /// The kind with the most time: the finding's root cause.
     pub fn root_cause(&self) -> Cause {
         let mut totals: Vec<(Cause, u64)> = Vec::new();

@@ -621,7 +621,7 @@ impl Explain {
     /// Its latency can only shrink when it is (a period's due time may be dropped), never grow.
     fn explain_for_filing(&self, p: &Pending, due: Option<Due>, end: End) -> Finding {
         let f = self.undecomposed(p, due, end);
-        if f.latency_ns() < self.threshold_ns() {
+        if !f.files_at(self.threshold_ns()) {
             return f;
         }
         self.decomposed(p, f, end)

@@ -103,10 +103,10 @@ impl Victim {
 
     /// Counts a finding at or above the threshold and keeps it if it is among the worst.
     pub fn file(&mut self, f: Finding, threshold_ns: u64, top: usize) {
-        let lat = f.latency_ns();
-        if lat < threshold_ns {
+        if !f.files_at(threshold_ns) {
             return;
         }
+        let lat = f.latency_ns();
         self.spikes += 1;
         aggregate_into(&mut self.aggregate, &f);
         let at = self.worst.partition_point(|w| w.latency_ns() >= lat);
