@@ -5,14 +5,46 @@
 # bench_best CMD...: the best wall-clock seconds of $runs runs of CMD, output discarded.
 # If a run fails, prints nothing and returns 1; its stderr is left in $work/stderr.
 bench_best() {
-    local best="" t0 t1
+    local best="" t
     for _ in $(seq "$runs"); do
-        t0=$(date +%s.%N)
-        "$@" > /dev/null 2> "$work/stderr" || return 1
-        t1=$(date +%s.%N)
-        best=$(echo "$t0 $t1 $best" | awk '{d=$2-$1; if ($3=="" || d<$3) print d; else print $3}')
+        t=$(bench_once "$@") || return 1
+        best=$(bench_min "$t" "$best")
     done
     echo "$best"
+}
+
+# bench_pair "CMD A" "CMD B": the best wall-clock seconds of $runs runs of each of two commands
+# (each one string, split on blanks), taken in turn A, B, A, B..., into $pair_a and $pair_b.
+# The VM this project measures on runs in phases 30-40 % apart that can change within one
+# script, so a ratio of two rows timed one after the other can compare two phases; a ratio of
+# alternating runs compares like with like. Empty on a failed run (stderr in $work/stderr).
+bench_pair() {
+    local -a a b
+    read -r -a a <<< "$1"
+    read -r -a b <<< "$2"
+    pair_a=""
+    pair_b=""
+    local t
+    for _ in $(seq "$runs"); do
+        t=$(bench_once "${a[@]}") || { pair_a=""; pair_b=""; return 1; }
+        pair_a=$(bench_min "$t" "$pair_a")
+        t=$(bench_once "${b[@]}") || { pair_a=""; pair_b=""; return 1; }
+        pair_b=$(bench_min "$t" "$pair_b")
+    done
+}
+
+# bench_once CMD...: the wall-clock seconds of one run of CMD, output discarded.
+bench_once() {
+    local t0 t1
+    t0=$(date +%s.%N)
+    "$@" > /dev/null 2> "$work/stderr" || return 1
+    t1=$(date +%s.%N)
+    echo "$t0 $t1" | awk '{print $2 - $1}'
+}
+
+# bench_min A B: the smaller of two seconds, B possibly empty.
+bench_min() {
+    echo "$1 $2" | awk '{ if ($2 == "" || $1 < $2) print $1; else print $2 }'
 }
 
 # bench_rss CMD...: the peak RSS in KB of one more (untimed) run of CMD under /usr/bin/time,

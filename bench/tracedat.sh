@@ -121,7 +121,9 @@ for f in "$dat" "$v6"; do
     target "rtsleuth stats" 20
     target "rtsleuth latency" 20
     target "rtsleuth explain" 10
-    bench_ratio_target "explain / latency" "${secs["rtsleuth explain"]:-}" "${secs["rtsleuth latency"]:-}" 1.3
+    bench_ratio_target "explain / latency (rows)" "${secs["rtsleuth explain"]:-}" "${secs["rtsleuth latency"]:-}" 1.3
+    bench_pair "$bin explain $f" "$bin latency $f" || true
+    bench_ratio_target "explain / latency (alternating runs)" "$pair_a" "$pair_b" 1.3
     bench_ratio_target "stats / latency" "${secs["rtsleuth stats"]:-}" "${secs["rtsleuth latency"]:-}" 1
     floor_ratio "$label" "$f"
 done
