@@ -263,9 +263,9 @@ impl LatencyHistogram {
     }
 }
 
-/// `ns` in whole `unit`s and what is left over. The two units there are get constant divisors:
-/// a division by the field itself cost a `div` instruction per sample, as much as the
-/// histogram's own work.
+/// `ns` in whole `unit`s and what is left over. The two units a histogram uses get constant
+/// divisors: a division by the field itself cost a `div` instruction per sample, as much as
+/// the histogram's own work.
 fn in_units(ns: u64, unit: u64) -> (u64, u64) {
     match unit {
         1 => (ns, 0),
