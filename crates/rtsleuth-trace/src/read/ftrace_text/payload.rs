@@ -157,27 +157,10 @@ fn uint(s: &str) -> Option<u32> {
         .or_else(|| s.trim_ascii().parse().ok())
 }
 
-/// A kernel pointer printed in hex, with or without `0x`: what `u64::from_str_radix(_, 16)`
-/// reads, in a loop without its per-digit checks (every timer event prints one or two).
+/// A kernel pointer printed in hex, with or without `0x`.
 fn hex(s: &str) -> Option<u64> {
     let s = s.trim_ascii();
-    let s = s.strip_prefix("0x").unwrap_or(s);
-    let digits = s.strip_prefix('+').unwrap_or(s).as_bytes();
-    if digits.is_empty() {
-        return None;
-    }
-    // Leading zeros are digits too, but never overflow.
-    let start = digits
-        .iter()
-        .position(|&b| b != b'0')
-        .unwrap_or(digits.len());
-    if digits.len() - start > 16 {
-        return None;
-    }
-    digits[start..].iter().try_fold(0u64, |n, &b| {
-        let d = (b as char).to_digit(16)?;
-        Some(n << 4 | u64::from(d))
-    })
+    u64::from_str_radix(s.strip_prefix("0x").unwrap_or(s), 16).ok()
 }
 
 fn sched_switch(p: &str) -> Option<EventKind<'_>> {
@@ -529,25 +512,8 @@ fn in_kernel_order<'a, const N: usize>(p: &'a str, keys: [&str; N]) -> Option<[&
         .take_while(|&b| b.is_ascii_alphanumeric() || b == b'_');
     let starts_field = tail.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
         && tail.as_bytes().get(next_key.count()) == Some(&b'=');
-    (starts_field && keys.iter().all(|k| !mentions(tail, k))).then_some(values)
-}
-
-/// Whether `needle` occurs in `hay`: `str::contains` for the few bytes after an hrtimer
-/// event's last key, where setting up its searcher cost more than the search (a quarter of
-/// the event's decoding).
-fn mentions(hay: &str, needle: &str) -> bool {
-    let (hay, needle) = (hay.as_bytes(), needle.as_bytes());
-    let Some((&first, rest)) = needle.split_first() else {
-        return true;
-    };
-    let mut from = 0;
-    while let Some(at) = memchr::memchr(first, &hay[from..]) {
-        from += at + 1;
-        if hay[from..].starts_with(rest) {
-            return true;
-        }
-    }
-    false
+    let repeated = |k: &&str| memchr::memmem::find(tail.as_bytes(), k.as_bytes()).is_some();
+    (starts_field && !keys.iter().any(repeated)).then_some(values)
 }
 
 /// A callback's name: `trace-cmd report`'s hrtimer plugin prints `hrtimer_wakeup/0x0` where
