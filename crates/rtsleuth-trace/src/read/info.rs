@@ -149,9 +149,7 @@ impl TraceInfo {
         if self.first_ts.is_none() {
             self.first_ts = Some(ts);
         }
-        if let Err(pos) = self.cpus.binary_search(&cpu) {
-            self.cpus.insert(pos, cpu);
-        }
+        super::seen::add_cpu(&mut self.cpus, cpu);
     }
 
     /// Whether timestamps are nanoseconds: every trace clock but a raw counter (`x86-tsc`

@@ -7,6 +7,7 @@ mod info;
 pub mod latency_tracer;
 pub mod perf_data;
 pub mod perfetto;
+mod seen;
 mod spawn;
 pub mod tracedat;
 

@@ -18,6 +18,7 @@ pub use line::{parse_line, Line, LineContext, NonEvent, TimestampUnit};
 pub use payload::decoder as payload_decoder;
 
 use super::info::{LineCounts, TraceInfo, UnparsedLine};
+use super::seen::Seen;
 use super::{EventSink, Record};
 use crate::error::{Error, Result};
 use crate::input::{
@@ -66,6 +67,8 @@ self_cell!(
 #[derive(Default)]
 struct Parsed<'a> {
     records: Vec<Record<'a>>,
+    /// The events' times and CPUs, and the losses, for [`TraceInfo`].
+    seen: Seen,
     counts: LineCounts,
     unparsed: Vec<UnparsedLine>,
     /// Event lines by the unit their timestamp was printed in.
@@ -268,13 +271,7 @@ fn absorb(
             limit: MAX_LINE,
         });
     }
-    for r in &p.records {
-        match r {
-            Record::Event(ev) => info.saw_event(ev.ts, ev.cpu),
-            Record::Lost { count, .. } => info.lost_events += count.unwrap_or(0),
-            Record::HistoryBegins { .. } => {}
-        }
-    }
+    info.saw_run(&p.seen, &p.records);
     sink.records(&p.records);
     info.events += p.counts.events;
     info.bytes += chunk.data.len() as u64;
@@ -315,11 +312,13 @@ fn parse_chunk<'a>(chunk: &'a Chunk, ctx: &LineContext) -> Parsed<'a> {
         let parsed = text.map(|text| (text, parse_line(text, ctx)));
         match parsed {
             Ok((_, Line::Event(ev, unit))) => {
+                p.seen.event(ev.ts, ev.cpu);
                 p.counts.events += 1;
                 p.units[unit as usize] += 1;
                 p.records.push(Record::Event(ev));
             }
             Ok((_, Line::Lost { cpu, count })) => {
+                p.seen.lost(count);
                 p.counts.lost_markers += 1;
                 p.records.push(Record::Lost { cpu, count });
             }

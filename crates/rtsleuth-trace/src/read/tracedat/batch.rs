@@ -6,6 +6,7 @@ use super::cpu_stream::Buf;
 use super::decode::{Planner, Prepared};
 use super::Metadata;
 use crate::event::Event;
+use crate::read::seen::Seen;
 use crate::read::Record;
 use self_cell::self_cell;
 use std::ops::Range;
@@ -78,6 +79,8 @@ pub struct Events<'a> {
     /// Switches to tasks `saved_cmdlines` does not name: index, and the name and pid of the
     /// task switched in.
     pub learnt: Vec<(u32, &'a str, i32)>,
+    /// The records' times, CPUs and losses, for [`crate::read::TraceInfo`].
+    pub seen: Seen,
 }
 
 self_cell!(
@@ -119,10 +122,12 @@ fn events<'a, 'm: 'a>(b: &'a Batch<'m>, planner: &Planner<'m>) -> Events<'a> {
         records: Vec::with_capacity(b.raws.len()),
         unnamed: Vec::new(),
         learnt: Vec::new(),
+        seen: Seen::default(),
     };
     for (raw, (prepared, text)) in b.raws.iter().zip(&b.prepared) {
         let (ts, cpu, prepared, bytes, text) = match (*raw, prepared) {
             (Raw::Lost { cpu, count }, _) => {
+                out.seen.lost(count);
                 out.records.push(Record::Lost {
                     cpu: Some(cpu),
                     count,
@@ -159,6 +164,7 @@ fn events<'a, 'm: 'a>(b: &'a Batch<'m>, planner: &Planner<'m>) -> Events<'a> {
                 UNNAMED
             }),
         };
+        out.seen.event(ts, cpu);
         out.records.push(Record::Event(Event {
             ts,
             cpu,

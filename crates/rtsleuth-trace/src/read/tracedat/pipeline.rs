@@ -160,7 +160,7 @@ impl<'m> InOrder<'m> {
         sink: &mut (dyn EventSink + Send),
     ) {
         let events = d.borrow_dependent();
-        count(&events.records, info);
+        info.saw_records(&events.seen, &events.records);
         if events.unnamed.is_empty() {
             for &(_, name, pid) in &events.learnt {
                 self.comms.learn(pid, name);
@@ -183,20 +183,6 @@ impl<'m> InOrder<'m> {
                 }
                 r => sink.records(std::slice::from_ref(r)),
             }
-        }
-    }
-}
-
-/// Counts a batch's events and losses into the trace's info.
-fn count(records: &[Record<'_>], info: &mut TraceInfo) {
-    for record in records {
-        match record {
-            Record::Event(ev) => info.saw_record(ev.ts, ev.cpu),
-            Record::Lost { count, .. } => {
-                info.lost_events += count.unwrap_or(0);
-                info.lines.lost_markers += 1;
-            }
-            Record::HistoryBegins { .. } => {}
         }
     }
 }
