@@ -7,7 +7,7 @@ use super::{Record, TraceInfo};
 use crate::event::Timestamp;
 
 /// The times and CPUs of a run of consecutive events, and the losses among them.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub(crate) struct Seen {
     events: u64,
     /// The first event's time; the earliest of all; the latest so far, as
