@@ -7,7 +7,9 @@
 
 mod common;
 
-use common::live::{assert_tracefs_restored, json_of, live_capable, live_traced, Hog};
+use common::live::{
+    assert_same_spike, assert_tracefs_restored, json_of, live_capable, live_traced, Hog,
+};
 use common::{golden, rtsleuth, run};
 use rtsleuth_live::measure::summary::{ThreadSummary, UsHistogram};
 use rtsleuth_live::measure::{
@@ -442,13 +444,8 @@ fn live_break_with_a_higher_priority_hog_blames_the_hog() {
         .filter(|c| c["kind"] == "higher_priority" && c["culprit"] == culprit.as_str())
         .map(|c| c["us"].as_f64().unwrap())
         .sum();
-    // The trace sees the same spike the thread measured, minus the thread's own way from the
-    // kernel's wake-up to its clock read; most of it is the hog.
     let explained = finding["latency_us"].as_f64().unwrap();
-    assert!(
-        (explained - measured).abs() < 50.0,
-        "explained {explained} vs measured {measured}"
-    );
+    assert_same_spike(explained, measured);
     assert!(
         blamed > 0.8 * explained,
         "{culprit} blamed for {blamed} of {explained} us: {finding}"
@@ -476,9 +473,12 @@ fn cyclictest_median(histfile: &str) -> f64 {
     panic!("empty cyclictest histogram")
 }
 
-/// The real peer on the same CPU with the same settings, back to back: the typical wake-up
-/// must agree. Medians, not averages or maxima: one stall of this VM's host moves those by
-/// orders of magnitude (bench/measure_vs_cyclictest.sh prints all of them).
+/// The real peer on the same CPU at the same priority, at the same time: the typical wake-up
+/// must agree. At the same time, because this VM's host noise comes in phases: back to back,
+/// two 4 s runs of cyclictest alone had medians of 11 and 24 us. The periods differ (1000 and
+/// 997 us) so the two threads' wake-ups drift past each other and meet on a few percent of
+/// them, which a median does not see. Medians, not averages or maxima: one stall of the host
+/// moves those by orders of magnitude (bench/measure_vs_cyclictest.sh prints all of them).
 #[test]
 fn live_median_agrees_with_cyclictest() {
     let _one = LIVE.lock().unwrap_or_else(|e| e.into_inner());
@@ -512,20 +512,23 @@ fn live_median_agrees_with_cyclictest() {
             "--histogram=2000",
         ])
         .arg(format!("--histfile={}", hist.display()))
-        .output()
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
         .unwrap();
+    let v = json_of(&run(&[
+        "measure", "-p", "80", "-i", "997", "-D", "4", "-a", "0", "-q", "--json",
+    ]));
+    let ct = ct.wait_with_output().unwrap();
     assert!(
         ct.status.success(),
         "{}",
         String::from_utf8_lossy(&ct.stderr)
     );
     let ct_median = cyclictest_median(&std::fs::read_to_string(&hist).unwrap());
-    let v = json_of(&run(&[
-        "measure", "-p", "80", "-i", "1000", "-D", "4", "-a", "0", "-q", "--json",
-    ]));
     let rs_median = v["threads"][0]["p50_us"].as_f64().unwrap();
     // cyclictest truncates to whole us; both read the clock once after waking.
-    let bound = (0.5 * ct_median).max(5.0);
+    let bound = (0.25 * ct_median).max(3.0);
     assert!(
         (rs_median - ct_median).abs() <= bound,
         "median: rtsleuth {rs_median} us, cyclictest {ct_median} us (bound {bound})"

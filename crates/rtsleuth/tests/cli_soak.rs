@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::live::{assert_tracefs_restored, json_of, live_traced, Hog};
+use common::live::{assert_same_spike, assert_tracefs_restored, json_of, live_traced, Hog};
 use common::{rtsleuth, run};
 use serde_json::Value;
 use std::path::Path;
@@ -110,9 +110,8 @@ fn live_soak_explains_each_burst_of_a_higher_priority_hog() {
             hog_us > 0.8 * latency,
             "{culprit} has {hog_us} of {latency} us: {line}"
         );
-        // The trace and the thread saw the same spike.
         let measured = line["spike"]["latency_us"].as_f64().unwrap();
-        assert!((latency - measured).abs() < 50.0, "{latency} vs {measured}");
+        assert_same_spike(latency, measured);
     }
     // Ten bursts in 30 s; one may fall in another spike's capture (counted as missed).
     assert!(
