@@ -195,14 +195,15 @@ impl<'a> Prefix<'a> {
             return None;
         }
         let (task, tgid) = split_tgid(task.trim_ascii())?;
-        // Both forms read only a task whose last word is perf's `-1` (unknown, `:-1    -1/-1`);
-        // as `comm-pid` that would be pid 1 with a comm ending in a blank or a `/`.
-        let (comm, pid, tgid, perf) = match perf_line::split_task(task).filter(|_| tgid.is_none()) {
-            Some((comm, tid, pid)) => (comm, tid, pid, true),
-            None => {
-                let (comm, pid) = split_task(task)?;
-                (comm, pid, tgid, false)
-            }
+        let (comm, pid, tgid, perf) = match unambiguous_task(task) {
+            Some((comm, pid)) => (comm, pid, tgid, false),
+            None => match perf_line::split_task(task).filter(|_| tgid.is_none()) {
+                Some((comm, tid, pid)) => (comm, tid, pid, true),
+                None => {
+                    let (comm, pid) = split_task(task)?;
+                    (comm, pid, tgid, false)
+                }
+            },
         };
         Some(Prefix {
             comm,
@@ -455,6 +456,18 @@ fn split_tgid(s: &str) -> Option<(&str, Option<i32>)> {
     Some((inner[..open].trim_ascii_end(), tgid))
 }
 
+/// `comm-pid` where it cannot be read as perf's `comm tid` too: both forms read only a task
+/// whose last word is perf's `-1` (unknown, `:-1    -1/-1`), which as `comm-pid` is pid 1 with
+/// an empty comm or one ending in a blank or a `/`; perf's form is tried first for those. The
+/// common case skips perf's backward search for a blank.
+fn unambiguous_task(s: &str) -> Option<(&str, i32)> {
+    split_task(s).filter(|(comm, _)| {
+        comm.as_bytes()
+            .last()
+            .is_some_and(|b| !matches!(b, b' ' | b'\t' | b'/'))
+    })
+}
+
 /// `comm-pid`; the comm may itself contain dashes, so the pid follows the last one.
 fn split_task(s: &str) -> Option<(&str, i32)> {
     let dash = memchr::memrchr(b'-', s.as_bytes())?;
@@ -637,6 +650,23 @@ mod tests {
         );
         let e = ev("            bash-2438    (-------) [000] .....   130.508817: sched_process_fork: comm=bash pid=2438 child_comm=bash child_pid=2442");
         assert_eq!((e.comm, e.tgid), ("bash", None));
+    }
+
+    #[test]
+    fn a_task_read_both_ways_is_perfs_only_when_it_ends_in_its_minus_one() {
+        assert_eq!(unambiguous_task("rust-lld-15130"), Some(("rust-lld", 15130)));
+        assert_eq!(unambiguous_task("sh -c-123"), Some(("sh -c", 123)));
+        assert_eq!(unambiguous_task("kworker/0:1-77"), Some(("kworker/0:1", 77)));
+        for perfs in [":-1    -1/-1", "-1", "swapper -1", "x\t-1"] {
+            assert_eq!(unambiguous_task(perfs), None, "{perfs}");
+        }
+        let ctx = LineContext::default();
+        let perf = ":-1    -1/-1 [000] 18170.615560043: sched:sched_switch: x";
+        let (p, _) = split_prefix(perf, &ctx).unwrap();
+        assert_eq!((p.comm, p.pid, p.tgid, p.perf), (":-1", -1, Some(-1), true));
+        let ftrace = "sh -c-123 [000] 18170.615560043: sched_switch: x";
+        let (p, _) = split_prefix(ftrace, &ctx).unwrap();
+        assert_eq!((p.comm, p.pid, p.tgid, p.perf), ("sh -c", 123, None, false));
     }
 
     #[test]
