@@ -470,8 +470,14 @@ fn unambiguous_task(s: &str) -> Option<(&str, i32)> {
 
 /// `comm-pid`; the comm may itself contain dashes, so the pid follows the last one.
 fn split_task(s: &str) -> Option<(&str, i32)> {
-    let dash = memchr::memrchr(b'-', s.as_bytes())?;
-    let pid = i32::try_from(decimal(&s.as_bytes()[dash + 1..])?).ok()?;
+    // The pid's digits run back from the end to that dash: a short scan, no search.
+    let b = s.as_bytes();
+    let digits = b.iter().rev().take_while(|c| c.is_ascii_digit()).count();
+    let dash = b.len().checked_sub(digits + 1)?;
+    if b[dash] != b'-' {
+        return None;
+    }
+    let pid = i32::try_from(decimal(&b[dash + 1..])?).ok()?;
     Some((&s[..dash], pid))
 }
 
@@ -653,10 +659,34 @@ mod tests {
     }
 
     #[test]
+    fn a_comm_pid_splits_at_the_dash_before_the_trailing_digits() {
+        assert_eq!(split_task("a-b-12"), Some(("a-b", 12)));
+        assert_eq!(split_task("-7"), Some(("", 7)));
+        assert_eq!(split_task("kworker/u8:2-3"), Some(("kworker/u8:2", 3)));
+        for bad in [
+            "bash",
+            "bash-",
+            "bash-12x",
+            "bash12",
+            "x-1-a",
+            "a-99999999999",
+            "",
+        ] {
+            assert_eq!(split_task(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
     fn a_task_read_both_ways_is_perfs_only_when_it_ends_in_its_minus_one() {
-        assert_eq!(unambiguous_task("rust-lld-15130"), Some(("rust-lld", 15130)));
+        assert_eq!(
+            unambiguous_task("rust-lld-15130"),
+            Some(("rust-lld", 15130))
+        );
         assert_eq!(unambiguous_task("sh -c-123"), Some(("sh -c", 123)));
-        assert_eq!(unambiguous_task("kworker/0:1-77"), Some(("kworker/0:1", 77)));
+        assert_eq!(
+            unambiguous_task("kworker/0:1-77"),
+            Some(("kworker/0:1", 77))
+        );
         for perfs in [":-1    -1/-1", "-1", "swapper -1", "x\t-1"] {
             assert_eq!(unambiguous_task(perfs), None, "{perfs}");
         }
