@@ -346,10 +346,7 @@ fn common_prefix<'a>(line: &'a str, ctx: &LineContext) -> Option<(Prefix<'a>, &'
     let b = line.as_bytes();
     let open = memchr::memchr(b'[', b)?;
     // A `": "` before the bracket means the bracket is in the payload (latency format).
-    if open == 0
-        || b[open - 1] != b' '
-        || memchr::memchr_iter(b':', &b[..open]).any(|j| b[j + 1] == b' ')
-    {
+    if open == 0 || b[open - 1] != b' ' || holds_colon_space(&b[..=open]) {
         return None;
     }
     let mut i = open + 1;
@@ -382,6 +379,21 @@ fn common_prefix<'a>(line: &'a str, ctx: &LineContext) -> Option<(Prefix<'a>, &'
     let ts = parse_seconds(unsafe { std::str::from_utf8_unchecked(ts_tok) })?;
     let prefix = Prefix::new(&line[..open], cpu, flags, ts)?;
     Some((prefix, line.get(i + 1..).unwrap_or("")))
+}
+
+/// Whether `b` holds `": "`. A task column rarely holds a colon at all, which eight bytes at
+/// a time show at once; a colon anywhere sends the whole field to the exact search.
+fn holds_colon_space(b: &[u8]) -> bool {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    const COLONS: u64 = u64::from_ne_bytes([b':'; 8]);
+    let mut words = b.chunks_exact(8);
+    let colon = words.by_ref().any(|w| {
+        let x = u64::from_ne_bytes(w.try_into().expect("8 bytes")) ^ COLONS;
+        // Non-zero exactly when a byte of `x` is zero: where `w` holds a colon.
+        x.wrapping_sub(ONES) & !x & HIGHS != 0
+    }) || words.remainder().contains(&b':');
+    colon && b.windows(2).any(|p| p == b": ")
 }
 
 fn skip_spaces(b: &[u8], mut i: usize) -> usize {
@@ -656,6 +668,27 @@ mod tests {
         );
         let e = ev("            bash-2438    (-------) [000] .....   130.508817: sched_process_fork: comm=bash pid=2438 child_comm=bash child_pid=2442");
         assert_eq!((e.comm, e.tgid), ("bash", None));
+    }
+
+    /// At every position, across the seams of the eight-byte words and in the remainder, as
+    /// a search of each pair of bytes finds it.
+    #[test]
+    fn a_colon_space_is_found_wherever_it_is() {
+        for len in 0..40 {
+            for at in 0..len {
+                let mut b = vec![b'a'; len];
+                b[at] = b':';
+                let spaced = at + 1 < len;
+                if spaced {
+                    b[at + 1] = b' ';
+                }
+                assert_eq!(holds_colon_space(&b), spaced, "{len} {at}");
+                b[0] = 0xff;
+                assert_eq!(holds_colon_space(&b), spaced && at > 0, "{len} {at} high");
+            }
+        }
+        assert!(!holds_colon_space(b"kworker/0:1-77 ["));
+        assert!(holds_colon_space(b"tmux: server-9 ["));
     }
 
     #[test]
