@@ -4,7 +4,13 @@
 /// most 15): two overlapping words each side.
 #[inline]
 pub fn same_comm(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
+    same_bytes(a.as_bytes(), b.as_bytes())
+}
+
+/// [`same_comm`] of bytes: also the text parser's check for the short separators of the
+/// scheduler events' fields.
+#[inline]
+pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     let n = a.len();
     if n != b.len() {
         return false;

@@ -11,7 +11,7 @@ mod flags;
 mod kind;
 mod task_state;
 
-pub use comm::same_comm;
+pub use comm::{same_bytes, same_comm};
 pub use fields::{FieldIter, Fields};
 pub use flags::{FlagLayout, Flags};
 pub use kind::{EventKind, IrqVector, MarkerKind, NoiseSource, OsnoiseCounts, TimerlatContext};

@@ -7,7 +7,7 @@
 //! [`EventKind::Other`] and keeps its text.
 
 use super::rtla;
-use crate::event::{EventKind, Fields, IrqVector, MarkerKind, TaskState};
+use crate::event::{same_bytes, EventKind, Fields, IrqVector, MarkerKind, TaskState};
 
 /// Types a printed payload: the event's kind, or [`EventKind::Other`] when it does not decode.
 pub fn decode<'a>(name: &'a str, payload: &'a str) -> EventKind<'a> {
@@ -202,7 +202,12 @@ impl<'a> Cursor<'a> {
     fn until(&mut self, sep: &str) -> Option<&'a str> {
         let (hay, sep_b) = (self.0.as_bytes(), sep.as_bytes());
         let first = *sep_b.first()?;
-        let at = (0..hay.len()).find(|&i| hay[i] == first && hay[i..].starts_with(sep_b))?;
+        let at = (0..hay.len()).find(|&i| {
+            hay[i] == first
+                && hay
+                    .get(i..i + sep_b.len())
+                    .is_some_and(|h| same_bytes(h, sep_b))
+        })?;
         let before = &self.0[..at];
         self.0 = &self.0[at + sep.len()..];
         Some(before.trim_ascii())
