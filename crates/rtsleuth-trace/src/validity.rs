@@ -213,7 +213,6 @@ mod tests {
         assert_eq!(h.window_start(), Some(444_738_407_000));
     }
 
-    /// Without overwriting every CPU is recorded from the start, however late its first event.
     /// Spans come back in CPU order with their first and last events; a CPU no kernel has
     /// (which no reader hands out) is not kept.
     #[test]
@@ -230,6 +229,7 @@ mod tests {
         assert_eq!(h.cpus.len(), 4);
     }
 
+    /// Without overwriting every CPU is recorded from the start, however late its first event.
     #[test]
     fn a_whole_recording_is_measured_everywhere() {
         let mut h = History::default();
