@@ -195,12 +195,13 @@ impl<'a> Prefix<'a> {
             return None;
         }
         let (task, tgid) = split_tgid(task.trim_ascii())?;
-        let (comm, pid, tgid, perf) = match unambiguous_task(task) {
-            Some((comm, pid)) => (comm, pid, tgid, false),
-            None => match perf_line::split_task(task).filter(|_| tgid.is_none()) {
+        let ftrace = split_task(task);
+        let (comm, pid, tgid, perf) = match ftrace {
+            Some((comm, pid)) if !perf_reads_too(comm) => (comm, pid, tgid, false),
+            _ => match perf_line::split_task(task).filter(|_| tgid.is_none()) {
                 Some((comm, tid, pid)) => (comm, tid, pid, true),
                 None => {
-                    let (comm, pid) = split_task(task)?;
+                    let (comm, pid) = ftrace?;
                     (comm, pid, tgid, false)
                 }
             },
@@ -468,16 +469,14 @@ fn split_tgid(s: &str) -> Option<(&str, Option<i32>)> {
     Some((inner[..open].trim_ascii_end(), tgid))
 }
 
-/// `comm-pid` where it cannot be read as perf's `comm tid` too: both forms read only a task
-/// whose last word is perf's `-1` (unknown, `:-1    -1/-1`), which as `comm-pid` is pid 1 with
-/// an empty comm or one ending in a blank or a `/`; perf's form is tried first for those. The
-/// common case skips perf's backward search for a blank.
-fn unambiguous_task(s: &str) -> Option<(&str, i32)> {
-    split_task(s).filter(|(comm, _)| {
-        comm.as_bytes()
-            .last()
-            .is_some_and(|b| !matches!(b, b' ' | b'\t' | b'/'))
-    })
+/// Whether a task read as `comm-pid` with this comm can be read as perf's `comm tid` too. Both
+/// forms read only a task whose last word is perf's `-1` (unknown, `:-1    -1/-1`), which as
+/// `comm-pid` is pid 1 with an empty comm or one ending in a blank or a `/`; perf's form is
+/// tried first for those. Every other task skips perf's backward search for a blank.
+fn perf_reads_too(comm: &str) -> bool {
+    comm.as_bytes()
+        .last()
+        .map_or(true, |b| matches!(b, b' ' | b'\t' | b'/'))
 }
 
 /// `comm-pid`; the comm may itself contain dashes, so the pid follows the last one.
@@ -711,6 +710,7 @@ mod tests {
 
     #[test]
     fn a_task_read_both_ways_is_perfs_only_when_it_ends_in_its_minus_one() {
+        let unambiguous_task = |t| split_task(t).filter(|(comm, _)| !perf_reads_too(comm));
         assert_eq!(
             unambiguous_task("rust-lld-15130"),
             Some(("rust-lld", 15130))
