@@ -8,6 +8,10 @@
 //! The window slides: a new block is started each time one is consumed. Parsing a fixed batch
 //! and consuming it before starting the next left the parsers idle at each batch's end and the
 //! consumer idle at each start; on two cores a quarter of the time went that way.
+//!
+//! The blocks are queued first in, first out. A consumer on a thread of the pool (as
+//! [`crate::read::read`] puts it) parses while it waits, and so takes the oldest block still
+//! queued: the one it needs next, which it then reads from its own core's cache.
 
 use super::chunks::Chunk;
 use crate::error::Result;
@@ -35,7 +39,7 @@ pub fn parse_in_order<R: Send>(
     let window = window() as u64;
     let (done, finished) = channel::<(u64, Outcome<R>)>();
     let parse = &parse;
-    rayon::in_place_scope(|scope| {
+    rayon::in_place_scope_fifo(|scope| {
         let (mut started, mut absorbed, mut more) = (0u64, 0u64, true);
         let mut waiting = BTreeMap::new();
         loop {
@@ -45,7 +49,7 @@ pub fn parse_in_order<R: Send>(
                     break;
                 };
                 let (done, i) = (done.clone(), started);
-                scope.spawn(move |_| {
+                scope.spawn_fifo(move |_| {
                     let parsed = panic::catch_unwind(AssertUnwindSafe(|| parse(chunk)));
                     // After an earlier block failed no one reads this; it goes with the channel.
                     let _ = done.send((i, parsed));
@@ -65,9 +69,9 @@ pub fn parse_in_order<R: Send>(
     })
 }
 
-/// The next finished block. On a thread of the pool itself (a caller inside
-/// `ThreadPool::install`) waiting would starve the parse tasks of that thread, so it runs
-/// pending tasks while it waits; any other thread simply blocks.
+/// The next finished block. On a thread of the pool itself (as [`crate::read::read`] runs its
+/// sink) waiting would starve the parse tasks of that thread, so it runs pending tasks while
+/// it waits; any other thread simply blocks.
 fn next_finished<T>(finished: &Receiver<T>) -> T {
     // The sender is held by the caller, so the channel never closes while a block is out.
     let closed = "the sender outlives the wait";

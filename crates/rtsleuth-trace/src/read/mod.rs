@@ -137,12 +137,18 @@ pub trait EventSink {
 }
 
 /// Reads the whole input into `sink` and returns what was learnt about the trace itself.
+///
+/// The sink runs on a thread of rayon's pool (the closure given to `rayon::scope` does): while
+/// it waits for the next parsed block it parses one itself ([`crate::input::ordered`]), instead
+/// of being one thread more than there are cores, taking turns with the parsers.
 pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo> {
     sink.format(input.format);
-    let mut counted = Counted { sink, pending: 0 };
-    let read = read_into(input, &mut counted);
-    counted.flush();
-    read
+    rayon::scope(|_| {
+        let mut counted = Counted { sink, pending: 0 };
+        let read = read_into(input, &mut counted);
+        counted.flush();
+        read
+    })
 }
 
 /// Hands events on to the analyses and counts them for [`crate::progress`], a few thousand at
@@ -314,5 +320,40 @@ mod tests {
                 "{name}"
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod on_the_pool {
+    use super::{read, EventSink};
+    use crate::event::Event;
+    use crate::input::Input;
+
+    /// Notes whether each event reached it on a thread of rayon's pool.
+    #[derive(Default)]
+    struct Where {
+        on_pool: usize,
+        off_pool: usize,
+    }
+
+    impl EventSink for Where {
+        fn event(&mut self, _ev: &Event<'_>) {
+            match rayon::current_thread_index() {
+                Some(_) => self.on_pool += 1,
+                None => self.off_pool += 1,
+            }
+        }
+    }
+
+    /// A caller off the pool (a test's thread, as the CLI's main thread) gets its sink run on
+    /// the pool, where waiting for a block means parsing one.
+    #[test]
+    fn the_sink_runs_on_a_thread_of_the_pool() {
+        let line = "  cyclictest-1234  [001] d..2.  100.000001: sched_switch: prev_comm=cyclictest prev_pid=1234 prev_prio=19 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120\n";
+        let text = line.repeat(3);
+        let input = Input::from_reader("t.txt", Box::new(std::io::Cursor::new(text))).unwrap();
+        let mut sink = Where::default();
+        read(input, &mut sink).unwrap();
+        assert_eq!((sink.on_pool, sink.off_pool), (3, 0));
     }
 }
