@@ -18,7 +18,7 @@ pub use chunks::{BlockLine, Chunk, ChunkReader, StreamEnd, MAX_LINE};
 pub(crate) use compression::describe_read_error;
 pub use compression::{Compression, Damaged};
 pub use detect::Format;
-pub(crate) use ordered::{parse_in_order, window};
+pub(crate) use ordered::{on_pool, parse_in_order, window};
 pub use prefetch::{Prefetch, Recycler};
 
 use crate::error::{Error, Result};

@@ -15,7 +15,7 @@ pub use info::{LineCounts, TraceInfo, UnparsedLine};
 
 use crate::error::{Error, Result};
 use crate::event::Event;
-use crate::input::{Format, Input};
+use crate::input::{on_pool, Format, Input};
 
 /// Which events a sink needs decoded into a typed [`crate::event::EventKind`]. Decoding is
 /// most of a text reader's work, so a sink that needs only the scheduler events says so and
@@ -137,18 +137,12 @@ pub trait EventSink {
 }
 
 /// Reads the whole input into `sink` and returns what was learnt about the trace itself.
-///
-/// The sink runs on a thread of rayon's pool (the closure given to `rayon::scope` does): while
-/// it waits for the next parsed block it parses one itself ([`crate::input::ordered`]), instead
-/// of being one thread more than there are cores, taking turns with the parsers.
 pub fn read(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInfo> {
     sink.format(input.format);
-    rayon::scope(|_| {
-        let mut counted = Counted { sink, pending: 0 };
-        let read = read_into(input, &mut counted);
-        counted.flush();
-        read
-    })
+    let mut counted = Counted { sink, pending: 0 };
+    let read = read_into(input, &mut counted);
+    counted.flush();
+    read
 }
 
 /// Hands events on to the analyses and counts them for [`crate::progress`], a few thousand at
@@ -201,7 +195,7 @@ fn read_into(input: Input, sink: &mut (dyn EventSink + Send)) -> Result<TraceInf
     match input.format {
         // Containers give the text inside them (see [`crate::input`]).
         Format::FtraceText | Format::SystraceHtml | Format::AtraceZ => {
-            ftrace_text::read(input, sink)
+            on_pool(|| ftrace_text::read(input, sink))
         }
         Format::FunctionGraph => Err(Error::WrongCommand {
             path: input.name,
@@ -345,8 +339,8 @@ mod on_the_pool {
         }
     }
 
-    /// A caller off the pool (a test's thread, as the CLI's main thread) gets its sink run on
-    /// the pool, where waiting for a block means parsing one.
+    /// A caller off the pool (a test's thread, as the CLI's main thread) gets its sink fed
+    /// text on the pool, where waiting for a block means parsing one.
     #[test]
     fn the_sink_runs_on_a_thread_of_the_pool() {
         let line = "  cyclictest-1234  [001] d..2.  100.000001: sched_switch: prev_comm=cyclictest prev_pid=1234 prev_prio=19 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120\n";
