@@ -15,6 +15,9 @@
 //! Each trace is explained three times (default targets, `--all`, and `--all --preemptions`,
 //! each `--top 20 --threshold 0`). A trace the peer or the engine cannot read is a skip; each
 //! folder has a minimum number of traces checked ([`MINIMUM`]).
+//!
+//! A soak's lines (`rtsleuth.spike/1`) are checked apart, from the recorded soak's findings
+//! file and measure document ([`soak`]).
 
 #[path = "referee/chains.rs"]
 mod chains;
@@ -42,6 +45,8 @@ mod rules_wakeup;
 mod sched;
 #[path = "referee/segments.rs"]
 mod segments;
+#[path = "referee/soak.rs"]
+mod soak;
 #[path = "referee/text.rs"]
 mod text;
 #[path = "referee/works.rs"]
