@@ -1,12 +1,38 @@
 //! The best known name of every pid. Lines often say `<...>` (the kernel's comm cache missed),
 //! while sched events carry the real comm in their payload; analyses report the real one.
+//! Its last printed priority rides along for the analyses that need it: the events that print
+//! priorities name the same tasks, so one lookup serves both.
 
 use rtsleuth_trace::event::{same_comm, Event, EventKind};
 use rustc_hash::FxHashMap as HashMap;
 
 #[derive(Debug, Default)]
 pub struct TaskNames {
-    names: HashMap<i32, String>,
+    tasks: HashMap<i32, Task>,
+}
+
+/// What is known of one pid. A task whose priority was printed before its name has an empty
+/// name, which no comm learnt ever is.
+#[derive(Debug, Default)]
+struct Task {
+    name: String,
+    prio: Option<i32>,
+}
+
+/// The priorities one event stated, each with the one it replaced (see
+/// [`TaskNames::observe_stating_prios`]).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PriosStated([Option<(i32, Option<i32>)>; 2]);
+
+impl PriosStated {
+    /// The priority `pid` had before the event, if the event stated one for it.
+    pub fn before(&self, pid: i32) -> Option<Option<i32>> {
+        self.0
+            .iter()
+            .flatten()
+            .find(|(p, _)| *p == pid)
+            .map(|(_, was)| *was)
+    }
 }
 
 /// Whether a comm names its task: not empty, and not the `<...>` of a comm cache miss.
@@ -24,9 +50,28 @@ fn switches_out_itself(ev: &Event<'_>) -> bool {
 impl TaskNames {
     /// Learns names from an event: its line's comm and the comms its payload names.
     pub fn observe(&mut self, ev: &Event<'_>) {
+        self.observe_stating::<false>(ev);
+    }
+
+    /// [`Self::observe`], and records the priorities the event prints
+    /// ([`EventKind::task_prios`]). Returns those it replaced, for a caller that must still
+    /// judge by the earlier ones until it is done with the event.
+    pub fn observe_stating_prios(&mut self, ev: &Event<'_>) -> PriosStated {
+        self.observe_stating::<true>(ev)
+    }
+
+    /// One function for both, so that they learn names alike; `PRIOS` is a constant so that
+    /// [`Self::observe`] compiles without the priorities.
+    fn observe_stating<const PRIOS: bool>(&mut self, ev: &Event<'_>) -> PriosStated {
         if !switches_out_itself(ev) {
             self.learn(ev.pid, ev.comm);
         }
+        let [first, second] = if PRIOS {
+            ev.kind.task_prios()
+        } else {
+            [None, None]
+        };
+        let mut stated = PriosStated::default();
         match ev.kind {
             EventKind::SchedSwitch {
                 prev_comm,
@@ -35,14 +80,16 @@ impl TaskNames {
                 next_pid,
                 ..
             } => {
-                self.learn(prev_pid, prev_comm);
-                self.learn(next_pid, next_comm);
+                stated.0[0] = self.learn_stating(prev_pid, prev_comm, first);
+                stated.0[1] = self.learn_stating(next_pid, next_comm, second);
             }
             EventKind::SchedWaking { comm, pid, .. }
             | EventKind::SchedWakeup { comm, pid, .. }
             | EventKind::SchedWakeupNew { comm, pid, .. }
-            | EventKind::SchedMigrateTask { comm, pid, .. }
-            | EventKind::SchedProcessExit { comm, pid, .. } => self.learn(pid, comm),
+            | EventKind::SchedMigrateTask { comm, pid, .. } => {
+                stated.0[0] = self.learn_stating(pid, comm, first);
+            }
+            EventKind::SchedProcessExit { comm, pid, .. } => self.learn(pid, comm),
             EventKind::SchedProcessFork {
                 child_comm,
                 child_pid,
@@ -50,6 +97,29 @@ impl TaskNames {
             } => self.learn(child_pid, child_comm),
             _ => {}
         }
+        stated
+    }
+
+    /// Learns `comm` for `pid` and, when `prio` is the event's statement for it, the task's
+    /// priority in the same lookup; returns what that statement replaced.
+    fn learn_stating(
+        &mut self,
+        pid: i32,
+        comm: &str,
+        prio: Option<(i32, i32)>,
+    ) -> Option<(i32, Option<i32>)> {
+        let Some((_, prio)) = prio else {
+            self.learn(pid, comm);
+            return None;
+        };
+        let task = match self.tasks.get_mut(&pid) {
+            Some(task) => task,
+            None => self.tasks.entry(pid).or_default(),
+        };
+        if knows(comm) {
+            name(task, comm);
+        }
+        Some((pid, task.prio.replace(prio)))
     }
 
     /// Records `comm` for `pid` unless it is the `<...>` placeholder. Allocates only when the
@@ -58,26 +128,43 @@ impl TaskNames {
         if !knows(comm) {
             return;
         }
-        match self.names.get_mut(&pid) {
-            Some(known) if same_comm(known, comm) => {}
-            Some(known) => {
-                known.clear();
-                known.push_str(comm);
-            }
+        match self.tasks.get_mut(&pid) {
+            Some(task) => name(task, comm),
             None => {
-                self.names.insert(pid, comm.to_string());
+                let name = comm.to_string();
+                self.tasks.insert(pid, Task { name, prio: None });
             }
         }
     }
 
     pub fn get(&self, pid: i32) -> &str {
-        self.names.get(&pid).map(String::as_str).unwrap_or("<...>")
+        match self.tasks.get(&pid) {
+            Some(t) if !t.name.is_empty() => &t.name,
+            _ => "<...>",
+        }
+    }
+
+    /// The priority last printed for `pid` (or set with [`Self::set_prio`]).
+    pub fn prio(&self, pid: i32) -> Option<i32> {
+        self.tasks.get(&pid).and_then(|t| t.prio)
+    }
+
+    /// A priority that no scheduler event printed: priority inheritance's.
+    pub fn set_prio(&mut self, pid: i32, prio: i32) {
+        self.tasks.entry(pid).or_default().prio = Some(prio);
+    }
+}
+
+fn name(task: &mut Task, comm: &str) {
+    if !same_comm(&task.name, comm) {
+        task.name.clear();
+        task.name.push_str(comm);
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::TaskNames;
+    use super::{PriosStated, TaskNames};
     use rtsleuth_trace::read::ftrace_text::{parse_line, Line, LineContext};
 
     fn observe(names: &mut TaskNames, line: &str) {
@@ -85,6 +172,59 @@ mod tests {
             Line::Event(ev, _) => names.observe(&ev),
             other => panic!("not an event: {other:?}"),
         }
+    }
+
+    fn observe_stating(names: &mut TaskNames, line: &str) -> PriosStated {
+        match parse_line(line, &LineContext::default()) {
+            Line::Event(ev, _) => names.observe_stating_prios(&ev),
+            other => panic!("not an event: {other:?}"),
+        }
+    }
+
+    const SWITCH_12_TO_13: &str = "a-12 [000] d..2. 1.000000: sched_switch: prev_comm=a prev_pid=12 prev_prio=98 prev_state=S ==> next_comm=<...> next_pid=13 next_prio=120";
+
+    /// A switch states both tasks' priorities; what they replaced is answered for those two
+    /// tasks only, and the names are learnt as `observe` learns them.
+    #[test]
+    fn a_switch_states_both_priorities_and_what_they_replaced() {
+        let mut names = TaskNames::default();
+        let first = observe_stating(&mut names, SWITCH_12_TO_13);
+        assert_eq!(
+            (first.before(12), first.before(13)),
+            (Some(None), Some(None))
+        );
+        assert_eq!((names.prio(12), names.prio(13)), (Some(98), Some(120)));
+        assert_eq!((names.get(12), names.get(13)), ("a", "<...>"));
+        let wakeup =
+            "b-14 [001] d..2. 1.000100: sched_wakeup: comm=a pid=12 prio=90 target_cpu=000";
+        let second = observe_stating(&mut names, wakeup);
+        assert_eq!(
+            (second.before(12), second.before(13)),
+            (Some(Some(98)), None)
+        );
+        assert_eq!((names.prio(12), names.get(14)), (Some(90), "b"));
+    }
+
+    /// A switch from the idle task to itself states pid 0 twice: the priority it had before the
+    /// event is the one the first statement replaced, and the second statement stays.
+    #[test]
+    fn a_task_stated_twice_had_the_priority_before_both() {
+        let mut names = TaskNames::default();
+        names.set_prio(0, 100);
+        let idle = "<idle>-0 [000] d..2. 1.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=110 prev_state=R ==> next_comm=swapper/0 next_pid=0 next_prio=120";
+        let stated = observe_stating(&mut names, idle);
+        assert_eq!(
+            (stated.before(0), names.prio(0)),
+            (Some(Some(100)), Some(120))
+        );
+    }
+
+    /// The names alone: `observe` keeps no priority.
+    #[test]
+    fn observe_states_no_priority() {
+        let mut names = TaskNames::default();
+        observe(&mut names, SWITCH_12_TO_13);
+        assert_eq!((names.prio(12), names.get(12)), (None, "a"));
     }
 
     /// A switch's payload names the task switched out after the line does, so its name wins

@@ -55,6 +55,7 @@ pub use clock::HrtimerClock;
 pub use outline::{Outline, OutlineStretch};
 
 use crate::names::Names;
+use crate::task_names::PriosStated;
 use crate::wakeups::{RunAt as WakeEnd, Step, Wake, Wakeups};
 use crate::waking::{IrqSelector, Waker};
 use chain::{Chain, Chains, Link, WokenBy};
@@ -189,9 +190,11 @@ pub struct Explain {
     opts: ExplainOptions,
     cpus: Vec<Option<CpuTimeline>>,
     names: Names,
+    /// Names and last known priorities of every task.
     tasks: crate::TaskNames,
-    /// Last known priority of every task.
-    prios: HashMap<i32, i32>,
+    /// The priorities the event being fed states, with those they replace: until the event's
+    /// timeline is fed and what it settles is filed, it is judged by the earlier ones.
+    stated: PriosStated,
     clock: HrtimerClock,
     armed: HashMap<i32, Armed>,
     /// The other hrtimer each task armed last in its own context (a timerfd's).
@@ -225,7 +228,7 @@ impl Explain {
             cpus: Vec::new(),
             names: Names::default(),
             tasks: Default::default(),
-            prios: HashMap::default(),
+            stated: PriosStated::default(),
             clock: HrtimerClock::default(),
             armed: HashMap::default(),
             armed_other: HashMap::default(),
@@ -399,7 +402,7 @@ impl Explain {
                 prev_prio,
                 ..
             } if prev_pid == pid => prev_prio
-                .or(self.prios.get(&pid).copied())
+                .or(self.prio(pid))
                 .map(|prio| (prio, Some(ev.cpu))),
             _ => None,
         }
@@ -498,7 +501,7 @@ impl Explain {
     /// `pid` was switched out by `ev` while still runnable, in favour of `by`: with
     /// `--preemptions`, a target's wait for the CPU starts here, due at once.
     fn switched_out_runnable(&mut self, ev: &Event<'_>, pid: i32, prio: Option<i32>, by: i32) {
-        let Some(prio) = prio.or(self.prios.get(&pid).copied()) else {
+        let Some(prio) = prio.or(self.prio(pid)) else {
             return;
         };
         if !self.opts.preemptions || !self.is_target(pid, prio) || !self.selects(None, None) {
@@ -655,7 +658,7 @@ impl Explain {
         let expected = due_ts.map(|d| d.max(p.last_ran.unwrap_or(0)).min(wake.wakeup));
         Finding {
             pid: wake.pid,
-            prio: Some(self.prios.get(&wake.pid).copied().unwrap_or(wake.prio)),
+            prio: Some(self.prio(wake.pid).unwrap_or(wake.prio)),
             cpu: end.cpu,
             source: due.map_or(Source::Wakeup, |d| d.source),
             expected,
@@ -792,7 +795,7 @@ impl Explain {
 
     /// Files an activation explained from its samples, for a target.
     fn file_timerlat(&mut self, mut f: Finding) {
-        let prio = self.prios.get(&f.pid).copied();
+        let prio = self.prio(f.pid);
         if !self.is_target(f.pid, prio.unwrap_or(0)) || !self.selects(None, None) {
             return;
         }
@@ -809,6 +812,13 @@ impl Explain {
         if let Some(v) = self.victims.get_mut(&pid) {
             v.pending = None;
         }
+    }
+
+    /// The last priority known for `pid`, as the event being fed found it (see `stated`).
+    fn prio(&self, pid: i32) -> Option<i32> {
+        self.stated
+            .before(pid)
+            .unwrap_or_else(|| self.tasks.prio(pid))
     }
 
     /// A task's event in task context: it runs, so it cannot be late before this. In
@@ -854,24 +864,21 @@ fn threshold_latency_us(text: &str) -> Option<f64> {
 
 impl EventSink for Explain {
     fn event(&mut self, ev: &Event<'_>) {
-        self.tasks.observe(ev);
+        self.stated = self.tasks.observe_stating_prios(ev);
         if let Some(s) = self.timerlat.event(ev, &mut self.names) {
             self.timerlat_sample(s);
         }
-        let prios = &self.prios;
-        timeline(&mut self.cpus, ev.cpu, ev.ts)
-            .on_event(ev, &mut self.names, |pid| prios.get(&pid).copied());
+        let (tasks, stated) = (&self.tasks, self.stated);
+        timeline(&mut self.cpus, ev.cpu, ev.ts).on_event(ev, &mut self.names, |pid| {
+            stated.before(pid).unwrap_or_else(|| tasks.prio(pid))
+        });
         self.shown(ev.cpu);
-        // Two options rather than the array's iterator, which went through the stack.
-        let [first, second] = ev.kind.task_prios();
-        for (pid, prio) in first.into_iter().chain(second) {
-            self.prios.insert(pid, prio);
-        }
+        self.stated = PriosStated::default();
         if let Some((pid, prio)) = ev.pi_setprio() {
             for tl in self.cpus.iter_mut().flatten() {
                 tl.set_prio(pid, prio, ev.ts);
             }
-            self.prios.insert(pid, prio);
+            self.tasks.set_prio(pid, prio);
         }
         let mut steps = std::mem::take(&mut self.steps);
         self.wakeups.event(ev, &mut steps);
