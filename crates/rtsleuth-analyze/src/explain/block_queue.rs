@@ -5,6 +5,7 @@
 //! grows; on a busy trace that was a fifth of `explain`'s time. Blocks never move: growing
 //! adds one, and the block the front has used up is kept for the back to fill next.
 
+use rtsleuth_trace::input::populate;
 use std::collections::VecDeque;
 
 /// Items per block: large enough that the block list stays short, small enough that the one
@@ -32,45 +33,17 @@ impl<T> Default for BlockQueue<T> {
     }
 }
 
-/// An empty block. Past a queue's first, its memory is made present at once (Linux's
-/// `MADV_POPULATE_WRITE`): one call costs less than a page fault for every page as the block
-/// fills, which on a busy trace shorter than the look-back (nothing trimmed, nothing reused)
-/// was a tenth of `explain`'s analysis thread. A queue's first block is left to fill as it
-/// goes: on a quiet CPU it stays mostly empty.
+/// An empty block. Past a queue's first, its memory is made present at once
+/// ([`populate`]): on a busy trace shorter than the look-back (nothing trimmed, nothing reused)
+/// a page fault per page as the blocks filled was a tenth of `explain`'s analysis thread. A
+/// queue's first block is left to fill as it goes: on a quiet CPU it stays mostly empty.
 fn new_block<T>(busy: bool) -> Vec<T> {
-    let block = Vec::with_capacity(BLOCK);
+    let mut block = Vec::with_capacity(BLOCK);
     if busy {
-        populate(&block);
+        populate(block.spare_capacity_mut());
     }
     block
 }
-
-#[cfg(any(target_os = "linux", target_os = "android"))]
-fn populate<T>(block: &Vec<T>) {
-    // SAFETY: sysconf has no preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    let Some(page) = usize::try_from(page).ok().filter(|p| p.is_power_of_two()) else {
-        return;
-    };
-    let start = block.as_ptr() as usize;
-    let from = start.next_multiple_of(page);
-    let to = (start + block.capacity() * std::mem::size_of::<T>()) & !(page - 1);
-    if to > from {
-        // SAFETY: the pages lie inside the block's own allocation, and populating changes no
-        // byte of them (it only faults them in, as writing would). A kernel without it
-        // (before 5.14) answers EINVAL, and the pages fault in as they are written.
-        unsafe {
-            libc::madvise(
-                from as *mut libc::c_void,
-                to - from,
-                libc::MADV_POPULATE_WRITE,
-            );
-        }
-    }
-}
-
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
-fn populate<T>(_: &Vec<T>) {}
 
 impl<T> BlockQueue<T> {
     pub fn len(&self) -> usize {

@@ -20,6 +20,7 @@ pub use compression::{Compression, Damaged};
 pub use detect::Format;
 pub(crate) use ordered::{on_pool, parse_in_order, window};
 pub use prefetch::{Prefetch, Recycler};
+pub use release::populate;
 
 use crate::error::{Error, Result};
 use std::fs::File;

@@ -1,6 +1,9 @@
-//! Letting go of the pages of a mapped file that a reader has passed. They stay in the page
-//! cache, but no longer count in the process's resident memory, so reading a 10 GB file does
-//! not make a 10 GB process.
+//! Advising the kernel about memory by whole pages. Mostly letting go of the pages of a mapped
+//! file that a reader has passed: they stay in the page cache, but no longer count in the
+//! process's resident memory, so reading a 10 GB file does not make a 10 GB process. Also the
+//! opposite, for memory about to be filled: making its pages present in one call.
+
+use std::mem::MaybeUninit;
 
 /// Releases the whole pages inside `map[from..to]` and returns where they end (the offset in
 /// `map` to release from next time; `from` when there were none). Reading them again faults
@@ -10,17 +13,48 @@
 /// `map` must lie in a read-only, private mapping of a file, never in anonymous or heap
 /// memory, whose released pages would read back as zeros.
 pub unsafe fn release(map: &[u8], from: usize, to: usize) -> usize {
-    let page = page_size();
     let base = map.as_ptr() as usize;
-    let start = (base + from.min(map.len())).div_ceil(page) * page;
-    let end = (base + to.min(map.len())) / page * page;
-    if end > start {
-        // SAFETY: the range is whole pages of `map`, which the caller vouches is a file
-        // mapping; failing to advise changes nothing but memory use.
-        unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED) };
-        return end - base;
+    let Some((start, end)) = whole_pages(base + from.min(map.len()), base + to.min(map.len()))
+    else {
+        return from;
+    };
+    // SAFETY: the range is whole pages of `map`, which the caller vouches is a file mapping;
+    // failing to advise changes nothing but memory use.
+    unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED) };
+    end - base
+}
+
+/// Makes the whole pages of `room`, memory about to be written, present at once (Linux's
+/// `MADV_POPULATE_WRITE`): one call instead of a page fault per page as it fills. Elsewhere,
+/// and on kernels before 5.14, which refuse the advice, the pages fault in as they are written.
+pub fn populate<T>(room: &mut [MaybeUninit<T>]) {
+    let start = room.as_mut_ptr() as usize;
+    if let Some((start, end)) = whole_pages(start, start + std::mem::size_of_val(room)) {
+        populate_pages(start, end);
     }
-    from
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn populate_pages(start: usize, end: usize) {
+    // SAFETY: the pages lie inside a slice borrowed mutably and not yet initialised; populating
+    // changes none of their bytes (it faults them in, as writing would).
+    unsafe {
+        libc::madvise(
+            start as *mut libc::c_void,
+            end - start,
+            libc::MADV_POPULATE_WRITE,
+        )
+    };
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn populate_pages(_: usize, _: usize) {}
+
+/// The whole pages between the addresses `start` and `end`, if there are any.
+fn whole_pages(start: usize, end: usize) -> Option<(usize, usize)> {
+    let page = page_size();
+    let (start, end) = (start.div_ceil(page) * page, end / page * page);
+    (end > start).then_some((start, end))
 }
 
 /// How far a reader has released a mapped region, and the step it releases in: the
