@@ -112,10 +112,7 @@ impl TaskNames {
             self.learn(pid, comm);
             return None;
         };
-        let task = match self.tasks.get_mut(&pid) {
-            Some(task) => task,
-            None => self.tasks.entry(pid).or_default(),
-        };
+        let task = self.tasks.entry(pid).or_default();
         if knows(comm) {
             name(task, comm);
         }
@@ -147,6 +144,12 @@ impl TaskNames {
     /// The priority last printed for `pid` (or set with [`Self::set_prio`]).
     pub fn prio(&self, pid: i32) -> Option<i32> {
         self.tasks.get(&pid).and_then(|t| t.prio)
+    }
+
+    /// The priority of `pid` as the event that `stated` these found it: before the event's
+    /// own statement about it, if it made one.
+    pub fn prio_before(&self, stated: &PriosStated, pid: i32) -> Option<i32> {
+        stated.before(pid).unwrap_or_else(|| self.prio(pid))
     }
 
     /// A priority that no scheduler event printed: priority inheritance's.

@@ -816,9 +816,7 @@ impl Explain {
 
     /// The last priority known for `pid`, as the event being fed found it (see `stated`).
     fn prio(&self, pid: i32) -> Option<i32> {
-        self.stated
-            .before(pid)
-            .unwrap_or_else(|| self.tasks.prio(pid))
+        self.tasks.prio_before(&self.stated, pid)
     }
 
     /// A task's event in task context: it runs, so it cannot be late before this. In
@@ -868,10 +866,9 @@ impl EventSink for Explain {
         if let Some(s) = self.timerlat.event(ev, &mut self.names) {
             self.timerlat_sample(s);
         }
-        let (tasks, stated) = (&self.tasks, self.stated);
-        timeline(&mut self.cpus, ev.cpu, ev.ts).on_event(ev, &mut self.names, |pid| {
-            stated.before(pid).unwrap_or_else(|| tasks.prio(pid))
-        });
+        let (tasks, stated) = (&self.tasks, &self.stated);
+        timeline(&mut self.cpus, ev.cpu, ev.ts)
+            .on_event(ev, &mut self.names, |pid| tasks.prio_before(stated, pid));
         self.shown(ev.cpu);
         self.stated = PriosStated::default();
         if let Some((pid, prio)) = ev.pi_setprio() {
