@@ -46,8 +46,9 @@ pub enum CompactError {
     TooMany { rows: usize },
 }
 
-/// The rows of `cs`, switches first then wakings, each column in its own time order.
-pub fn rows(cs: CompactSched) -> Result<Vec<Row>, CompactError> {
+/// The rows of `cs`: its switches and its wakings, each in its columns' order (their time
+/// order, as Perfetto writes them).
+pub fn rows(cs: CompactSched) -> Result<(Vec<Row>, Vec<Row>), CompactError> {
     let switches = [
         cs.switch_timestamp.len(),
         cs.switch_prev_state.len(),
@@ -78,9 +79,9 @@ pub fn rows(cs: CompactSched) -> Result<Vec<Row>, CompactError> {
                 len: cs.intern_table.len(),
             })
     };
-    let mut rows = Vec::with_capacity(switches[0] + wakings[0]);
+    let mut switch_rows = Vec::with_capacity(switches[0]);
     for (i, ts) in absolute(&cs.switch_timestamp).enumerate() {
-        rows.push(Row::Switch {
+        switch_rows.push(Row::Switch {
             ts,
             prev_state: cs.switch_prev_state[i],
             next_pid: cs.switch_next_pid[i],
@@ -88,8 +89,9 @@ pub fn rows(cs: CompactSched) -> Result<Vec<Row>, CompactError> {
             next_comm: comm(cs.switch_next_comm_index[i])?,
         });
     }
+    let mut waking_rows = Vec::with_capacity(wakings[0]);
     for (i, ts) in absolute(&cs.waking_timestamp).enumerate() {
-        rows.push(Row::Waking {
+        waking_rows.push(Row::Waking {
             ts,
             pid: cs.waking_pid[i],
             prio: cs.waking_prio[i],
@@ -97,7 +99,7 @@ pub fn rows(cs: CompactSched) -> Result<Vec<Row>, CompactError> {
             comm: comm(cs.waking_comm_index[i])?,
         });
     }
-    Ok(rows)
+    Ok((switch_rows, waking_rows))
 }
 
 fn same_length(what: &'static str, lengths: &[usize]) -> Result<(), CompactError> {
@@ -137,11 +139,11 @@ mod tests {
             waking_prio: vec![100],
             waking_comm_index: vec![0],
         };
-        let rows = rows(cs).unwrap();
-        let ts: Vec<u64> = rows.iter().map(Row::ts).collect();
+        let (switches, wakings) = rows(cs).unwrap();
+        let ts: Vec<u64> = switches.iter().chain(&wakings).map(Row::ts).collect();
         assert_eq!(ts, [1000, 1005, 1012, 1003]);
         assert_eq!(
-            rows[1],
+            switches[1],
             Row::Switch {
                 ts: 1005,
                 prev_state: 0,
