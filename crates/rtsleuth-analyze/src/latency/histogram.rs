@@ -10,6 +10,7 @@
 
 use hdrhistogram::Histogram;
 use rtsleuth_trace::event::{ns_to_us, ts_to_secs, Timestamp};
+use std::sync::OnceLock;
 
 /// Samples in `[lower_ns, upper_ns)`, counted together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,7 +48,14 @@ pub struct LatencyHistogram {
     max_at: Timestamp,
     /// The task of the worst sample, for per-CPU views.
     max_pid: i32,
+    /// The percentiles of [`REPORTED`], found at the first request and kept until the next
+    /// sample: a report asks for them several times per task, and each is a scan of the
+    /// histogram's buckets (tens of thousands of them once a sample reaches a second).
+    reported: OnceLock<[u64; 3]>,
 }
+
+/// The percentiles every report prints.
+const REPORTED: [f64; 3] = [50.0, 99.0, 99.9];
 
 impl Default for LatencyHistogram {
     fn default() -> Self {
@@ -60,6 +68,7 @@ impl Default for LatencyHistogram {
             max_ns: 0,
             max_at: 0,
             max_pid: 0,
+            reported: OnceLock::new(),
         }
     }
 }
@@ -96,6 +105,7 @@ impl LatencyHistogram {
     }
 
     pub fn record_for(&mut self, ns: u64, at: Timestamp, pid: i32) {
+        self.reported.take();
         if in_units(ns, self.unit).1 != 0 {
             self.switch_to_nanoseconds();
         }
@@ -135,6 +145,7 @@ impl LatencyHistogram {
         if other.count == 0 {
             return;
         }
+        self.reported.take();
         let mut converted = None;
         let theirs = if self.unit == other.unit || self.count == 0 {
             self.unit = other.unit;
@@ -197,6 +208,14 @@ impl LatencyHistogram {
     /// the maximum, or when samples are whole microseconds (text traces) below 2.048 ms;
     /// within 0.1% otherwise.
     pub fn percentile_ns(&self, q: f64) -> u64 {
+        match REPORTED.iter().position(|&r| r == q) {
+            Some(i) => self.reported.get_or_init(|| REPORTED.map(|r| self.scan(r)))[i],
+            None => self.scan(q),
+        }
+    }
+
+    /// [`Self::percentile_ns`], from the buckets.
+    fn scan(&self, q: f64) -> u64 {
         if self.count == 0 {
             return 0;
         }
@@ -313,6 +332,23 @@ mod tests {
         let p99 = h.percentile_ns(99.0) as f64;
         assert!((p99 - 990_000.0).abs() / 990_000.0 < 0.001, "{p99}");
         assert_eq!(h.percentile_ns(100.0), 1_000_000);
+    }
+
+    /// The kept percentiles are dropped by each new sample and each merge: asked before and
+    /// after, they follow the samples.
+    #[test]
+    fn kept_percentiles_follow_new_samples_and_merges() {
+        let mut h = LatencyHistogram::of_us(&[10, 20, 30]);
+        assert_eq!(h.figures().p50_us, Some(20.0));
+        assert_eq!(h.percentile_ns(99.0), 30_000);
+        h.record(40_000, 0);
+        h.record(50_000, 0);
+        assert_eq!(h.figures().p50_us, Some(30.0));
+        assert_eq!(h.percentile_ns(99.9), 50_000);
+        h.merge(&LatencyHistogram::of_us(&[60, 70, 80, 90, 100]));
+        assert_eq!(h.percentile_ns(50.0), 50_000);
+        assert_eq!(h.figures().p99_us, Some(100.0));
+        assert_eq!(h.percentile_ns(70.0), 70_000);
     }
 
     #[test]
