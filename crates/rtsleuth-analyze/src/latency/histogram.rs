@@ -183,7 +183,7 @@ impl LatencyHistogram {
                 if let Some(h) = &theirs.hist {
                     mine.add(h).expect("auto-resizing histograms always merge");
                 }
-                theirs.few.iter().for_each(|&v| add(mine, v, 1));
+                add_each(mine, &theirs.few);
             }
         }
         if other.max_ns > self.max_ns || self.count == 0 {
@@ -199,22 +199,14 @@ impl LatencyHistogram {
     /// The histogram, made from the samples kept so far if there is none yet.
     fn grown(&mut self) -> &mut Histogram<u32> {
         let few = std::mem::take(&mut self.few);
-        self.hist.get_or_insert_with(|| {
-            let mut h = new_histogram();
-            few.iter().for_each(|&v| add(&mut h, v, 1));
-            h
-        })
+        self.hist.get_or_insert_with(|| histogram_of(&few))
     }
 
     /// The histogram, or one made of the samples kept, for the readings that walk buckets.
     fn buckets_of(&self) -> Cow<'_, Histogram<u32>> {
         match &self.hist {
             Some(h) => Cow::Borrowed(h),
-            None => {
-                let mut h = new_histogram();
-                self.few.iter().for_each(|&v| add(&mut h, v, 1));
-                Cow::Owned(h)
-            }
+            None => Cow::Owned(histogram_of(&self.few)),
         }
     }
 
@@ -353,6 +345,18 @@ fn in_units(ns: u64, unit: u64) -> (u64, u64) {
 
 fn new_histogram() -> Histogram<u32> {
     Histogram::new(3).expect("3 significant digits is valid")
+}
+
+/// A histogram of `values`, one sample each.
+fn histogram_of(values: &[u64]) -> Histogram<u32> {
+    let mut h = new_histogram();
+    add_each(&mut h, values);
+    h
+}
+
+/// Adds one sample of each of `values`.
+fn add_each(h: &mut Histogram<u32>, values: &[u64]) {
+    values.iter().for_each(|&v| add(h, v, 1));
 }
 
 /// Adds `n` samples of `v` units. `record_n` grows the histogram to fit; it can only fail on a

@@ -139,7 +139,8 @@ fn by_time(
         let r = regular.as_slice().first().map_or(u64::MAX, regular_ts);
         let s = switches.as_slice().first().map_or(u64::MAX, Row::ts);
         let w = wakings.as_slice().first().map_or(u64::MAX, Row::ts);
-        // Strictly earlier to pass an earlier run: ties go to the earlier one.
+        // Strictly earlier to pass an earlier run: ties go to the earlier one. A run taken to
+        // its end reads as the largest time and, if its turn comes, passes it on.
         if r <= s && r <= w {
             if let Some(e) = regular.next() {
                 return Some(Entry::Regular(e));
