@@ -4,6 +4,7 @@
 use super::compact::{self, CompactError, Row};
 use super::messages::{Body, CompactSched, FtraceEvent, SchedSwitch, SchedWakeup};
 use crate::event::UNKNOWN_PID;
+use std::sync::Arc;
 
 /// An event waiting for its turn in the merge.
 #[derive(Debug, Clone, PartialEq)]
@@ -14,7 +15,7 @@ pub struct Pending {
     pub pid: i32,
     pub body: Body,
     /// The name of the body's kernel function, when the trace interned it.
-    pub symbol: Option<String>,
+    pub symbol: Option<Arc<str>>,
 }
 
 /// What the merge orders: an event, or the point where a CPU's buffer lost events.
@@ -64,7 +65,7 @@ pub fn expand(
     event: Vec<FtraceEvent>,
     compact_sched: Option<CompactSched>,
     running: &mut Running,
-    symbol: impl Fn(u64) -> Option<String>,
+    symbol: impl Fn(u64) -> Option<Arc<str>>,
 ) -> Result<Expanded, CompactError> {
     let (switches, wakings) = match compact_sched {
         Some(cs) => compact::rows(cs)?,

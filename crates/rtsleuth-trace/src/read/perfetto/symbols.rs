@@ -6,10 +6,13 @@
 
 use super::messages::InternedData;
 use rustc_hash::FxHashMap as HashMap;
+use std::sync::Arc;
 
+/// Names are shared with the events that name them: an hrtimer's callback is named in every
+/// one of its events, and a copy each was an allocation per timer event.
 #[derive(Default)]
 pub struct Symbols {
-    tables: HashMap<u32, HashMap<u64, String>>,
+    tables: HashMap<u32, HashMap<u64, Arc<str>>>,
 }
 
 impl Symbols {
@@ -25,12 +28,12 @@ impl Symbols {
         let table = self.tables.entry(seq).or_default();
         for s in &interned.kernel_symbols {
             if let (Some(iid), Some(name)) = (s.iid, &s.str) {
-                table.insert(iid, String::from_utf8_lossy(name).into_owned());
+                table.insert(iid, String::from_utf8_lossy(name).into());
             }
         }
     }
 
-    pub fn name(&self, seq: u32, id: u64) -> Option<&str> {
-        self.tables.get(&seq)?.get(&id).map(String::as_str)
+    pub fn name(&self, seq: u32, id: u64) -> Option<&Arc<str>> {
+        self.tables.get(&seq)?.get(&id)
     }
 }

@@ -46,7 +46,7 @@ impl Unpacker {
                 let events = std::mem::take(&mut b.bundle.event);
                 let compact = b.bundle.compact_sched.take();
                 Some(bundle::expand(events, compact, running, |id| {
-                    symbols.name(seq, id).map(str::to_string)
+                    symbols.name(seq, id).cloned()
                 }))
             }
             _ => None,
