@@ -6,10 +6,10 @@
 
 use super::bundle::Record;
 use super::messages::TracePacket;
-use super::packets::{Packets, Step};
+use super::packets::{Packets, Source, Step};
 use super::unpack::{Unpacked, Unpacker};
 use crate::read::spawn::spawn_with;
-use std::io::{self, Read};
+use std::io;
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender};
 use std::thread::{Scope, ScopedJoinHandle};
 
@@ -31,19 +31,19 @@ type Item = io::Result<Step<Unpacked>>;
 pub type Spent = Vec<Vec<Record>>;
 
 /// The packets of a stream in order, as [`Packets::next`] gives them, unpacked.
-pub enum Ahead<'scope, R> {
+pub enum Ahead<'scope, S> {
     /// No thread could be started: decoded here.
-    InLine(Packets<R, TracePacket>, Unpacker),
+    InLine(Packets<S, TracePacket>, Unpacker),
     Threaded {
         batches: Receiver<Vec<Item>>,
         batch: std::vec::IntoIter<Item>,
         spent: Sender<Spent>,
-        decoder: ScopedJoinHandle<'scope, Packets<R, TracePacket>>,
+        decoder: ScopedJoinHandle<'scope, Packets<S, TracePacket>>,
     },
 }
 
-impl<'scope, R: Read + Send + 'scope> Ahead<'scope, R> {
-    pub fn start(scope: &'scope Scope<'scope, '_>, packets: Packets<R, TracePacket>) -> Self {
+impl<'scope, S: Source + Send + 'scope> Ahead<'scope, S> {
+    pub fn start(scope: &'scope Scope<'scope, '_>, packets: Packets<S, TracePacket>) -> Self {
         let (give, batches) = sync_channel(QUEUED);
         let (spent, given_back) = channel::<Spent>();
         let work = move |mut packets| {
@@ -94,7 +94,7 @@ impl<'scope, R: Read + Send + 'scope> Ahead<'scope, R> {
     }
 
     /// The packets, for how far they went and the damage that ended them.
-    pub fn finish(self) -> Packets<R, TracePacket> {
+    pub fn finish(self) -> Packets<S, TracePacket> {
         match self {
             Ahead::InLine(packets, _) => packets,
             Ahead::Threaded {
@@ -110,7 +110,7 @@ impl<'scope, R: Read + Send + 'scope> Ahead<'scope, R> {
 }
 
 /// The next packet, unpacked.
-fn next<R: Read>(packets: &mut Packets<R, TracePacket>, unpacker: &mut Unpacker) -> Item {
+fn next<S: Source>(packets: &mut Packets<S, TracePacket>, unpacker: &mut Unpacker) -> Item {
     packets
         .next()
         .map(|step| step.map(|packet| unpacker.unpack(packet)))
@@ -118,8 +118,8 @@ fn next<R: Read>(packets: &mut Packets<R, TracePacket>, unpacker: &mut Unpacker)
 
 /// The next packets up to a batch's size, and whether the batch ends with what ends the
 /// stream (its end, a cut or a read error).
-fn next_batch<R: Read>(
-    packets: &mut Packets<R, TracePacket>,
+fn next_batch<S: Source>(
+    packets: &mut Packets<S, TracePacket>,
     unpacker: &mut Unpacker,
 ) -> (Vec<Item>, bool) {
     let (mut batch, start) = (Vec::new(), packets.offset());

@@ -161,9 +161,9 @@ impl Reader {
     }
 
     /// Takes every packet in order until the end of the stream or the packet it is cut in.
-    fn read_packets<'s, R: std::io::Read + Send + 's>(
+    fn read_packets<'s, S: packets::Source + Send + 's>(
         &mut self,
-        ahead: &mut Ahead<'s, R>,
+        ahead: &mut Ahead<'s, S>,
         sink: &mut (dyn EventSink + Send),
         info: &mut TraceInfo,
     ) -> Result<()> {

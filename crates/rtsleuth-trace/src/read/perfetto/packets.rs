@@ -120,17 +120,49 @@ pub enum Damage {
 }
 
 /// The packets of a stream, decoded as `M` (a full `TracePacket`, or a view of the few fields
-/// a caller wants).
-pub struct Packets<R, M> {
+/// a caller wants), from the bytes of `S` ([`Reading`] a reader, or a slice in memory).
+pub struct Packets<S, M> {
+    source: S,
+    /// Bytes consumed so far: the stream byte the source's next one is.
+    offset: u64,
+    message: PhantomData<M>,
+}
+
+/// Where a stream's bytes come from.
+pub trait Source {
+    /// At least `want` unconsumed bytes, fewer only at the end of the stream.
+    fn fill(&mut self, want: usize) -> io::Result<&[u8]>;
+    /// Passes the next `n` bytes, which [`Source::fill`] has handed out.
+    fn consume(&mut self, n: usize);
+    /// The damage that ended a compressed stream early.
+    fn damage(&mut self) -> Option<Damaged>;
+}
+
+/// A reader's bytes, read a block at a time into a buffer.
+pub struct Reading<R> {
     reader: R,
-    /// Bytes read and not yet consumed start at `buf[pos]`, which is stream byte `offset`.
+    /// Bytes read and not yet consumed start at `buf[pos]`.
     buf: Vec<u8>,
     pos: usize,
-    offset: u64,
     eof: bool,
-    /// The damage that ended a compressed stream early.
     damage: Option<Damaged>,
-    message: PhantomData<M>,
+}
+
+/// Bytes already in memory (a mapped file), handed out where they lie: the skim of a mapped
+/// trace reads the first bytes of each bundle only, and a copy through a buffer would read
+/// them all (on 8 M events the skim took 32 ms so, 14 ms without the copy).
+impl Source for &[u8] {
+    fn fill(&mut self, _want: usize) -> io::Result<&[u8]> {
+        Ok(self)
+    }
+
+    fn consume(&mut self, n: usize) {
+        *self = &self[n..];
+    }
+
+    fn damage(&mut self) -> Option<Damaged> {
+        None
+    }
 }
 
 /// A frame header as far as the bytes at hand show it.
@@ -144,19 +176,37 @@ enum Header {
     Bad(Damage),
 }
 
-impl<R: Read, M: Message + Default> Packets<R, M> {
+impl<R: Read, M> Packets<Reading<R>, M> {
     pub fn new(reader: R) -> Self {
-        Packets {
+        let source = Reading {
             reader,
             buf: Vec::new(),
             pos: 0,
-            offset: 0,
             eof: false,
             damage: None,
+        };
+        Packets::of(source)
+    }
+}
+
+impl<'a, M> Packets<&'a [u8], M> {
+    /// The packets of bytes in memory, decoded where they lie.
+    pub fn over(bytes: &'a [u8]) -> Self {
+        Packets::of(bytes)
+    }
+}
+
+impl<S, M> Packets<S, M> {
+    fn of(source: S) -> Self {
+        Packets {
+            source,
+            offset: 0,
             message: PhantomData,
         }
     }
+}
 
+impl<S: Source, M: Message + Default> Packets<S, M> {
     /// Bytes consumed so far.
     pub fn offset(&self) -> u64 {
         self.offset
@@ -164,7 +214,7 @@ impl<R: Read, M: Message + Default> Packets<R, M> {
 
     /// The damage that ended a compressed stream before its end, once the stream has ended.
     pub fn damage(&mut self) -> Option<Damaged> {
-        self.damage.take()
+        self.source.damage()
     }
 
     pub fn next(&mut self) -> io::Result<Step<M>> {
@@ -261,11 +311,16 @@ impl<R: Read, M: Message + Default> Packets<R, M> {
     }
 
     fn consume(&mut self, n: usize) {
-        self.pos += n;
+        self.source.consume(n);
         self.offset += n as u64;
     }
 
-    /// At least `want` unconsumed bytes, fewer only at the end of the stream.
+    fn fill(&mut self, want: usize) -> io::Result<&[u8]> {
+        self.source.fill(want)
+    }
+}
+
+impl<R: Read> Source for Reading<R> {
     fn fill(&mut self, want: usize) -> io::Result<&[u8]> {
         if self.buf.len() - self.pos < want && !self.eof {
             self.buf.drain(..self.pos);
@@ -296,6 +351,14 @@ impl<R: Read, M: Message + Default> Packets<R, M> {
             }
         }
         Ok(&self.buf[self.pos..])
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.pos += n;
+    }
+
+    fn damage(&mut self) -> Option<Damaged> {
+        self.damage.take()
     }
 }
 
@@ -348,8 +411,15 @@ mod tests {
         ts: Option<u64>,
     }
 
+    /// The steps of `bytes`, which the packets read from a reader and those over the bytes
+    /// in memory agree on.
     fn steps(bytes: &[u8]) -> Vec<String> {
-        let mut p = Packets::<_, Stamp>::new(bytes);
+        let read = walk(Packets::new(bytes));
+        assert_eq!(walk(Packets::over(bytes)), read);
+        read
+    }
+
+    fn walk<S: Source>(mut p: Packets<S, Stamp>) -> Vec<String> {
         let mut out = Vec::new();
         loop {
             match p.next().unwrap() {
