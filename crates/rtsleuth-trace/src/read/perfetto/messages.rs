@@ -130,6 +130,13 @@ pub mod bundle_field {
     pub const COMPACT_SCHED: u32 = 4;
 }
 
+/// Field numbers of [`TracePacket`], for the skim's `TreePacket`, written by hand.
+pub mod packet_field {
+    pub const FTRACE_EVENTS: u32 = 1;
+    pub const PROCESS_TREE: u32 = 2;
+    pub const TIMESTAMP: u32 = 8;
+}
+
 #[derive(Clone, PartialEq, Message)]
 pub struct FtraceError {
     /// The ftrace clock time of the page holding the record that did not parse.

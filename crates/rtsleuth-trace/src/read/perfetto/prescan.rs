@@ -10,6 +10,7 @@
 //! ([`crate::validity`]): their data reach the buffer on their own schedules.
 
 use super::messages::bundle_field::{COMPACT_SCHED, CPU, EVENT};
+use super::messages::packet_field;
 use super::messages::ProcessTree;
 use super::packets::{Packets, Step};
 use crate::input::release::Behind;
@@ -29,13 +30,6 @@ struct TreePacket {
     timestamp: Option<u64>,
     process_tree: Option<ProcessTree>,
     ftrace_events: Option<BundleCpu>,
-}
-
-/// `TracePacket`'s numbers for the fields the skim reads.
-mod packet_field {
-    pub const FTRACE_EVENTS: u32 = 1;
-    pub const PROCESS_TREE: u32 = 2;
-    pub const TIMESTAMP: u32 = 8;
 }
 
 impl Message for TreePacket {
