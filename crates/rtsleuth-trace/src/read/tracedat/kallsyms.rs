@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 #[derive(Debug, Default)]
 pub struct Symbols<'f> {
     source: Source<'f>,
-    table: OnceLock<Table>,
+    table: OnceLock<Table<'f>>,
     /// Why a compressed table could not be read, once it was needed.
     failure: OnceLock<String>,
 }
@@ -35,13 +35,13 @@ enum Source<'f> {
 /// Tables of this many bytes or more are parsed in two halves ([`Table::parse`]).
 const PARSE_IN_HALVES: usize = 1 << 20;
 
-/// Symbols sorted by address. Names are kept in one string to avoid an allocation per symbol
-/// (a distribution kernel has well over 100 000).
+/// Symbols sorted by address, each pointing at its name in the table's text: a distribution
+/// kernel has well over 100 000, and copying every name out cost more than finding the lines.
 #[derive(Debug, Default)]
-struct Table {
-    names: String,
-    /// (address, start of the name in `names`, end of the name).
-    entries: Vec<(u64, u32, u32)>,
+struct Table<'f> {
+    text: Cow<'f, str>,
+    /// (address, where the symbol's name starts in `text`).
+    entries: Vec<(u64, u32)>,
     /// The start of the kernel's text, which `preemptirq` events record addresses against.
     stext: Option<u64>,
 }
@@ -50,6 +50,8 @@ struct Table {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Symbol<'a> {
     pub name: &'a str,
+    /// A module's symbol: the module, bracketed as kallsyms prints it (`[irq_noise]`).
+    pub module: Option<&'a str>,
     pub offset: u64,
     /// Distance to the next symbol, the kernel's `/0x…` size in `%pS`.
     pub size: Option<u64>,
@@ -93,17 +95,24 @@ impl<'f> Symbols<'f> {
         self.failure.get().map(String::as_str)
     }
 
-    /// Parses a compressed section: a block holding the usual size-prefixed text.
-    fn decompress(codec: Codec, endian: Endian, block: &[u8], base: u64) -> Parsed<Table> {
-        let section = codec.block(&mut Cursor::new(block, base, endian), "kallsyms")?;
-        let text = Cursor::new(&section, base, endian).sized(4, "kallsyms")?;
-        Ok(Table::parse(&as_text(text)))
+    /// Parses a compressed section: a block holding the usual size-prefixed text, kept in
+    /// the decompressed buffer itself.
+    fn decompress(codec: Codec, endian: Endian, block: &[u8], base: u64) -> Parsed<Table<'f>> {
+        let mut section = codec.block(&mut Cursor::new(block, base, endian), "kallsyms")?;
+        let len = Cursor::new(&section, base, endian)
+            .sized(4, "kallsyms")?
+            .len();
+        section.truncate(4 + len);
+        section.drain(..4);
+        let text = String::from_utf8(section)
+            .unwrap_or_else(|bad| String::from_utf8_lossy(bad.as_bytes()).into_owned());
+        Ok(Table::parse(Cow::Owned(text)))
     }
 
-    fn table(&self) -> &Table {
+    fn table(&self) -> &Table<'f> {
         self.table.get_or_init(|| match &self.source {
             Source::Missing => Table::default(),
-            Source::Text(text) => Table::parse(&as_text(text)),
+            Source::Text(text) => Table::parse(as_text(text)),
             Source::Compressed {
                 codec,
                 endian,
@@ -123,85 +132,45 @@ impl<'f> Symbols<'f> {
     }
 }
 
-impl Table {
-    /// Parses `address type name [module]` lines. Module symbols are named `name [module]`,
-    /// as the kernel's `%ps` prints them. Lines that do not parse are skipped: kallsyms is
-    /// a convenience, not a structure of the file.
+impl<'f> Table<'f> {
+    /// Parses `address type name [module]` lines. Lines that do not parse are skipped:
+    /// kallsyms is a convenience, not a structure of the file.
     ///
     /// A big table is parsed in two halves on two threads: every thread of a read waits for
-    /// it at the first address an event prints. A distribution kernel's 122 000 lines (5.4
-    /// MB) take 4.2 ms instead of 6.3 that way, at the start of an `explain` of about 125 ms.
-    fn parse(text: &str) -> Table {
-        let mut s = match memchr::memchr(b'\n', &text.as_bytes()[text.len() / 2..]) {
-            Some(at) if text.len() >= PARSE_IN_HALVES => {
-                let (head, tail) = text.split_at(text.len() / 2 + at + 1);
+    /// it at the first address an event prints.
+    fn parse(text: Cow<'f, str>) -> Table<'f> {
+        let len = text.len();
+        let (mut entries, stext) = match memchr::memchr(b'\n', &text.as_bytes()[len / 2..]) {
+            Some(at) if len >= PARSE_IN_HALVES => {
+                let cut = len / 2 + at + 1;
                 std::thread::scope(|scope| {
-                    let parse_tail = || Table::lines(tail, tail.len());
+                    let parse_tail = || lines(&text, cut..len);
                     let tail_thread = std::thread::Builder::new().spawn_scoped(scope, parse_tail);
-                    let head = Table::lines(head, text.len());
-                    let tail = match tail_thread {
+                    let (mut entries, head_stext) = lines(&text, 0..cut);
+                    let (tail, tail_stext) = match tail_thread {
                         Ok(t) => t.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
                         Err(_) => parse_tail(),
                     };
-                    head.followed_by(tail)
+                    entries.extend(tail);
+                    (entries, tail_stext.or(head_stext))
                 })
             }
-            _ => Table::lines(text, text.len()),
+            _ => lines(&text, 0..len),
         };
-        s.entries.sort_by_key(|e| e.0);
-        s
-    }
-
-    /// The entries of `text`'s lines in file order, with `room` bytes kept for names (a name
-    /// is shorter than its line, so the text's length is enough: growing by doubling copied
-    /// and faulted in the table again and again).
-    fn lines(text: &str, room: usize) -> Table {
-        let mut s = Table::default();
-        s.names.reserve(room);
-        s.entries
-            .reserve(memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1);
-        for line in text.lines() {
-            let mut parts = line.split_ascii_whitespace();
-            let (Some(addr), Some(_ty), Some(name)) = (parts.next(), parts.next(), parts.next())
-            else {
-                continue;
-            };
-            let Ok(addr) = u64::from_str_radix(addr, 16) else {
-                continue;
-            };
-            if addr == 0 {
-                continue;
-            }
-            if name == "_stext" {
-                s.stext = Some(addr);
-            }
-            let start = s.names.len() as u32;
-            s.names.push_str(name);
-            if let Some(module) = parts.next() {
-                s.names.push(' ');
-                s.names.push_str(module);
-            }
-            s.entries.push((addr, start, s.names.len() as u32));
+        entries.sort_by_key(|e| e.0);
+        Table {
+            text,
+            entries,
+            stext,
         }
-        s
     }
 
-    /// This table's entries, then `later`'s, as if parsed from one text.
-    fn followed_by(mut self, later: Table) -> Table {
-        let shift = self.names.len() as u32;
-        self.names.push_str(&later.names);
-        let moved = later
-            .entries
-            .iter()
-            .map(|&(a, s, e)| (a, s + shift, e + shift));
-        self.entries.extend(moved);
-        self.stext = later.stext.or(self.stext);
-        self
-    }
-
-    fn name(&self, i: usize) -> &str {
-        let (_, a, b) = self.entries[i];
-        &self.names[a as usize..b as usize]
+    /// The name starting at `at`, and the module after it on its line, if any.
+    fn words(&self, at: u32) -> (&str, Option<&str>) {
+        let rest = &self.text[at as usize..];
+        let line = &rest[..memchr::memchr(b'\n', rest.as_bytes()).unwrap_or(rest.len())];
+        let mut words = line.split_ascii_whitespace();
+        (words.next().unwrap_or_default(), words.next())
     }
 
     fn lookup(&self, addr: u64) -> Option<Symbol<'_>> {
@@ -209,14 +178,88 @@ impl Table {
             .entries
             .partition_point(|e| e.0 <= addr)
             .checked_sub(1)?;
-        let start = self.entries[i].0;
+        let (start, at) = self.entries[i];
         let size = self.entries.get(i + 1).map(|e| e.0 - start);
+        let (name, module) = self.words(at);
         Some(Symbol {
-            name: self.name(i),
+            name,
+            module,
             offset: addr - start,
             size,
         })
     }
+}
+
+/// The entries of the lines in `text[range]` (which starts at a line) in file order, and the
+/// last `_stext` among them.
+fn lines(text: &str, range: std::ops::Range<usize>) -> (Vec<(u64, u32)>, Option<u64>) {
+    let bytes = &text.as_bytes()[..range.end];
+    // Lines are some 40 bytes long: room for most tables without growing.
+    let mut entries = Vec::with_capacity(range.len() / 32);
+    let mut stext = None;
+    let mut start = range.start;
+    let ends = memchr::memchr_iter(b'\n', &bytes[range.start..]).map(|e| range.start + e);
+    for end in ends.chain(std::iter::once(range.end)) {
+        // A name past 4 GiB (no kernel's table is near that) is not kept rather than wrapped.
+        let found = entry(text, start..end).filter(|&(_, name)| u32::try_from(name).is_ok());
+        if let Some((addr, name)) = found {
+            if bytes[name..].starts_with(b"_stext")
+                && bytes.get(name + 6).map_or(true, u8::is_ascii_whitespace)
+            {
+                stext = Some(addr);
+            }
+            entries.push((addr, name as u32));
+        }
+        start = end + 1;
+    }
+    (entries, stext)
+}
+
+/// The address of one line and where its name starts; `None` for a line that names nothing
+/// or the address 0. The usual line, `ADDRESS T NAME`, one blank each side of the type
+/// letter, is read in place; any other is split into words.
+fn entry(text: &str, line: std::ops::Range<usize>) -> Option<(u64, usize)> {
+    let b = &text.as_bytes()[line.clone()];
+    let (mut addr, mut digits) = (0u64, 0);
+    for &c in b.iter().take(17) {
+        let Some(v) = HEX_DIGITS[usize::from(c)] else {
+            break;
+        };
+        (addr, digits) = (addr << 4 | u64::from(v), digits + 1);
+    }
+    let usual = (1..=16).contains(&digits)
+        && b.len() > digits + 3
+        && b[digits] == b' '
+        && !b[digits + 1].is_ascii_whitespace()
+        && b[digits + 2] == b' '
+        && !b[digits + 3].is_ascii_whitespace();
+    if !usual {
+        return split_entry(text, line);
+    }
+    (addr != 0).then_some((addr, line.start + digits + 3))
+}
+
+/// The value of each byte as a hex digit: a table, as the 16 digits of each of a kernel's
+/// 100 000 lines were most of the table's parse.
+const HEX_DIGITS: [Option<u8>; 256] = {
+    let mut t = [None; 256];
+    let mut c = 0;
+    while c < 256 {
+        t[c] = match (c as u8 as char).to_digit(16) {
+            Some(v) => Some(v as u8),
+            None => None,
+        };
+        c += 1;
+    }
+    t
+};
+
+/// [`entry`] for a line of any other shape: its first three words.
+fn split_entry(text: &str, line: std::ops::Range<usize>) -> Option<(u64, usize)> {
+    let mut words = text[line].split_ascii_whitespace();
+    let (addr, _type, name) = (words.next()?, words.next()?, words.next()?);
+    let addr = u64::from_str_radix(addr, 16).ok().filter(|&a| a != 0)?;
+    Some((addr, name.as_ptr() as usize - text.as_ptr() as usize))
 }
 
 /// The table's text; a stray invalid byte (the kernel does not check names) becomes U+FFFD
@@ -248,16 +291,26 @@ mod tests {
         text.insert(text.len() / 2, '\u{e9}');
         assert!(!text.is_char_boundary(text.len() / 2));
         assert!(text.len() >= PARSE_IN_HALVES);
-        let halves = Table::parse(&text);
-        let mut whole = Table::lines(&text, text.len());
-        whole.entries.sort_by_key(|e| e.0);
-        let named = |t: &Table| {
-            (0..t.entries.len())
-                .map(|i| (t.entries[i].0, t.name(i).to_string()))
+        let halves = Table::parse(Cow::Borrowed(&text));
+        let (mut whole, whole_stext) = lines(&text, 0..text.len());
+        whole.sort_by_key(|e| e.0);
+        let named = |entries: &[(u64, u32)]| {
+            entries
+                .iter()
+                .map(|&(addr, at)| (addr, halves.words(at)))
                 .collect::<Vec<_>>()
         };
-        assert_eq!(named(&halves), named(&whole));
-        assert_eq!(halves.stext, whole.stext);
+        assert_eq!(named(&halves.entries), named(&whole));
+        let first = 0xffffffff81000000;
+        assert_eq!(
+            named(&whole)[..3],
+            [
+                (first, ("sym_0", None)),
+                (first, ("_stext", None)),
+                (first, ("mod_0", Some("[m0]")))
+            ]
+        );
+        assert_eq!(halves.stext, whole_stext);
         assert_eq!(
             halves.stext,
             Some(0xffffffff81000000 + 39_000 * 7919 % 30_000 * 16)
@@ -290,11 +343,62 @@ mod tests {
             (inner.name, inner.offset, inner.size),
             ("_stext", 0x10, Some(0x1000))
         );
+        assert_eq!(exact(0xffffffffc0100000), Some("timer_callback"));
         assert_eq!(
-            exact(0xffffffffc0100000),
-            Some("timer_callback [irq_noise]")
+            s.lookup(0xffffffffc0100000).unwrap().module,
+            Some("[irq_noise]")
         );
         assert_eq!(s.lookup(0x10), None);
+    }
+
+    /// Lines of the usual shape are read in place, every other one split into words, and
+    /// both give the address and the name's first word as kallsyms's columns say.
+    #[test]
+    fn lines_of_every_shape() {
+        let cases: &[(&str, Option<(u64, &str)>)] = &[
+            (
+                "ffffffff81000000 T _stext",
+                Some((0xffffffff81000000, "_stext")),
+            ),
+            ("81000000 t short", Some((0x81000000, "short"))),
+            (
+                "FFFFFFFF8100abcd t upper",
+                Some((0xffffffff8100abcd, "upper")),
+            ),
+            (
+                "ffffffff81000000 t crlf\r",
+                Some((0xffffffff81000000, "crlf")),
+            ),
+            (
+                "  ffffffff81000000 T lead",
+                Some((0xffffffff81000000, "lead")),
+            ),
+            (
+                "ffffffff81000000\tT\ttabbed",
+                Some((0xffffffff81000000, "tabbed")),
+            ),
+            (
+                "ffffffff81000000 TT word",
+                Some((0xffffffff81000000, "word")),
+            ),
+            ("ffffffff81000000 t  two", Some((0xffffffff81000000, "two"))),
+            ("00000000000000000000ffff t zeros", Some((0xffff, "zeros"))),
+            ("1ffffffffffffffff t overflow", None),
+            ("ffffffff81000000 t", None),
+            ("ffffffff81000000 t ", None),
+            ("0000000000000000 A zero", None),
+            ("xyz t nothex", None),
+            ("", None),
+        ];
+        for &(line, want) in cases {
+            let got = entry(line, 0..line.len()).map(|(addr, at)| {
+                let name = line[at..].split_ascii_whitespace().next().unwrap_or("");
+                (addr, name)
+            });
+            assert_eq!(got, want, "{line:?}");
+            let split = split_entry(line, 0..line.len());
+            assert_eq!(entry(line, 0..line.len()), split, "{line:?}");
+        }
     }
 
     /// A v7 kallsyms section as trace-cmd compresses it: the size-prefixed text in one block.

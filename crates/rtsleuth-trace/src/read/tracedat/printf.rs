@@ -213,21 +213,25 @@ pub fn pointer(v: u64, ext: Option<u8>, symbols: &Symbols) -> String {
     };
     match (sym, ext) {
         (Some(s), Some(b's' | b'f')) if s.offset == 0 || s.size.is_some_and(|n| s.offset < n) => {
-            s.name.to_string()
+            with_module(s.name.to_string(), s.module)
         }
         (Some(s), Some(b'S' | b'F' | b'B')) if s.size.is_some_and(|n| s.offset < n) => {
-            // A module's symbol is `name [module]`: the offset goes after the name.
-            let (name, module) = s.name.split_once(' ').unwrap_or((s.name, ""));
-            let mut t = name.to_string();
+            let mut t = s.name.to_string();
             let _ = write!(t, "+0x{:x}/0x{:x}", s.offset, s.size.unwrap_or(0));
-            if !module.is_empty() {
-                t.push(' ');
-                t.push_str(module);
-            }
-            t
+            with_module(t, s.module)
         }
         _ => format!("0x{v:x}"),
     }
+}
+
+/// A module's symbol is `name [module]`, as the kernel prints it; the offset goes before the
+/// module.
+fn with_module(mut printed: String, module: Option<&str>) -> String {
+    if let Some(module) = module {
+        printed.push(' ');
+        printed.push_str(module);
+    }
+    printed
 }
 
 #[cfg(test)]
