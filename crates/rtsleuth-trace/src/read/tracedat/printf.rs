@@ -213,12 +213,12 @@ pub fn pointer(v: u64, ext: Option<u8>, symbols: &Symbols) -> String {
     };
     match (sym, ext) {
         (Some(s), Some(b's' | b'f')) if s.offset == 0 || s.size.is_some_and(|n| s.offset < n) => {
-            with_module(s.name.to_string(), s.module)
+            with_module(s.name.into_owned(), s.module.as_deref())
         }
         (Some(s), Some(b'S' | b'F' | b'B')) if s.size.is_some_and(|n| s.offset < n) => {
-            let mut t = s.name.to_string();
+            let mut t = s.name.into_owned();
             let _ = write!(t, "+0x{:x}/0x{:x}", s.offset, s.size.unwrap_or(0));
-            with_module(t, s.module)
+            with_module(t, s.module.as_deref())
         }
         _ => format!("0x{v:x}"),
     }
