@@ -120,17 +120,15 @@ fn a_cpu_whose_every_bundle_fails_keeps_the_window_closed_and_says_so() {
     let (doc, notes) = latency(&trace(true));
     assert_eq!(wakeups_of_rt(&doc), Some(&Value::from(0)), "{doc}");
     assert_eq!(doc["trace"]["dropped_before_window"], 1);
-    let warnings = doc["warnings"].as_array().unwrap();
+    let warnings: Vec<&str> = (doc["warnings"].as_array().unwrap().iter())
+        .filter_map(Value::as_str)
+        .collect();
+    let starts = |lines: &[&str], with: &str| lines.iter().any(|l| l.starts_with(with));
     assert!(
-        warnings
-            .iter()
-            .any(|w| w.as_str().unwrap().starts_with("CPU [1] recorded no event")),
+        starts(&warnings, "CPU [1] recorded no event"),
         "{warnings:?}"
     );
-    assert!(
-        notes
-            .iter()
-            .any(|n| n.starts_with("1 TracePacket from byte 0 on could not be decoded")),
-        "{notes:?}"
-    );
+    let notes: Vec<&str> = notes.iter().map(String::as_str).collect();
+    let skipped = "1 TracePacket from byte 0 on could not be decoded";
+    assert!(starts(&notes, skipped), "{notes:?}");
 }
