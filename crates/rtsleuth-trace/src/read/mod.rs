@@ -3,6 +3,7 @@
 
 pub mod ftrace_text;
 pub mod function_graph;
+mod hex;
 mod info;
 pub mod latency_tracer;
 pub mod perf_data;

@@ -160,7 +160,7 @@ fn uint(s: &str) -> Option<u32> {
 /// A kernel pointer printed in hex, with or without `0x`.
 fn hex(s: &str) -> Option<u64> {
     let s = s.trim_ascii();
-    u64::from_str_radix(s.strip_prefix("0x").unwrap_or(s), 16).ok()
+    crate::read::hex::u64_digits(s.strip_prefix("0x").unwrap_or(s).as_bytes())
 }
 
 fn sched_switch(p: &str) -> Option<EventKind<'_>> {
@@ -530,7 +530,7 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 /// A callback's name: `trace-cmd report`'s hrtimer plugin prints `hrtimer_wakeup/0x0` where
 /// the kernel prints `hrtimer_wakeup`.
 fn symbol(v: &str) -> &str {
-    v.split_once('/').map_or(v, |(name, _)| name)
+    memchr::memchr(b'/', v.as_bytes()).map_or(v, |at| &v[..at])
 }
 
 fn hrtimer_ptr(p: &str) -> Option<u64> {

@@ -3,6 +3,7 @@
 
 use super::bytes::{Cursor, Endian, Parsed};
 use super::codec::Codec;
+use crate::read::hex;
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
@@ -223,9 +224,10 @@ fn entry(text: &[u8], line: std::ops::Range<usize>) -> Option<(u64, usize)> {
     let b = &text[line.clone()];
     let (mut addr, mut digits) = (0u64, 0);
     for &c in b.iter().take(17) {
-        let Some(v) = HEX_DIGITS[usize::from(c)] else {
+        let v = hex::DIGITS[usize::from(c)];
+        if v == hex::NOT_HEX {
             break;
-        };
+        }
         (addr, digits) = (addr << 4 | u64::from(v), digits + 1);
     }
     let usual = (1..=16).contains(&digits)
@@ -240,27 +242,11 @@ fn entry(text: &[u8], line: std::ops::Range<usize>) -> Option<(u64, usize)> {
     (addr != 0).then_some((addr, line.start + digits + 3))
 }
 
-/// The value of each byte as a hex digit: a table, as the 16 digits of each of a kernel's
-/// 100 000 lines were most of the table's parse.
-const HEX_DIGITS: [Option<u8>; 256] = {
-    let mut t = [None; 256];
-    let mut c = 0;
-    while c < 256 {
-        t[c] = match (c as u8 as char).to_digit(16) {
-            Some(v) => Some(v as u8),
-            None => None,
-        };
-        c += 1;
-    }
-    t
-};
-
 /// [`entry`] for a line of any other shape: its first three words.
 fn split_entry(text: &[u8], line: std::ops::Range<usize>) -> Option<(u64, usize)> {
     let mut words = words(&text[line]);
     let (addr, _type, name) = (words.next()?, words.next()?, words.next()?);
-    let addr = std::str::from_utf8(addr).ok()?;
-    let addr = u64::from_str_radix(addr, 16).ok().filter(|&a| a != 0)?;
+    let addr = hex::u64_digits(addr).filter(|&a| a != 0)?;
     Some((addr, name.as_ptr() as usize - text.as_ptr() as usize))
 }
 
