@@ -197,7 +197,7 @@ impl Wakeups {
         let silent = self.history.never_seen();
         if !silent.is_empty() {
             warnings.push(format!(
-                "CPU {silent:?} recorded no event although the trace says its buffer was overwritten: while waiting for its history to begin, no wake-up was measured"
+                "CPU {silent:?} recorded no event, and in this trace each CPU's history begins at its first event (older ones may have been overwritten): while waiting for it, no wake-up was measured"
             ));
         }
         if self.impossible > 0 {

@@ -8,10 +8,11 @@
 //! *common window*, where every CPU is recorded (Perfetto's trace processor crops ftrace data to
 //! the same point).
 //!
-//! A CPU's history begins at its first event when the trace says its older events were
-//! overwritten (the readers call [`crate::read::EventSink::history_begins`]: the text header's
+//! A CPU's history begins at its first event when its older events may have been overwritten
+//! (the readers call [`crate::read::EventSink::history_begins`]: the text header's
 //! `entries-in-buffer/entries-written`, `##### CPU n buffer started ####`, trace.dat's per-CPU
-//! overruns, Perfetto's ring buffer); otherwise at the recording's start, which is every CPU's.
+//! overruns say so; a Perfetto file never does, but its buffer is a ring by default); otherwise
+//! at the recording's start, which is every CPU's.
 //! A CPU with no event at all restricts nothing: an overwritten buffer is full of events.
 //!
 //! Memory: one entry per CPU that has events (CPU numbers are bounded by the readers).
