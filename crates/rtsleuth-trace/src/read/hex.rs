@@ -3,7 +3,7 @@
 //! part of the cost.
 
 /// The value of each byte as a hex digit, [`NOT_HEX`] for the other bytes.
-pub const DIGITS: [u8; 256] = {
+const DIGITS: [u8; 256] = {
     let mut t = [NOT_HEX; 256];
     let mut c = 0;
     while c < 256 {
@@ -15,8 +15,21 @@ pub const DIGITS: [u8; 256] = {
     t
 };
 
-/// A value no digit has: its high bits mark a byte of [`DIGITS`] as not a digit.
-pub const NOT_HEX: u8 = 0xff;
+const NOT_HEX: u8 = 0xff;
+
+/// The value of the hex digits `s` starts with, at most 16 of them (which cannot overflow),
+/// and how many there were.
+pub fn leading(s: &[u8]) -> (u64, usize) {
+    let mut n = 0u64;
+    for (count, &c) in s.iter().take(16).enumerate() {
+        let d = DIGITS[usize::from(c)];
+        if d == NOT_HEX {
+            return (n, count);
+        }
+        n = n << 4 | u64::from(d);
+    }
+    (n, s.len().min(16))
+}
 
 /// The hex number `s`, accepting what `u64::from_str_radix(s, 16)` accepts (one leading `+`,
 /// leading zeros beyond 16 digits); `None` when that refuses it.
@@ -31,18 +44,13 @@ pub fn u64_digits(s: &[u8]) -> Option<u64> {
             n.checked_mul(16)?.checked_add(u64::from(d))
         });
     }
-    // Sixteen digits cannot overflow, and one test at the end replaces a branch per digit.
-    let (mut n, mut seen) = (0u64, 0u8);
-    for &c in digits {
-        let d = DIGITS[usize::from(c)];
-        (n, seen) = (n << 4 | u64::from(d & 0x0f), seen | d);
-    }
-    (seen & 0xf0 == 0).then_some(n)
+    let (n, count) = leading(digits);
+    (count == digits.len()).then_some(n)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::u64_digits;
+    use super::{leading, u64_digits};
 
     /// Every shape agrees with the standard library's reading.
     #[test]
@@ -77,5 +85,19 @@ mod tests {
             let want = u64::from_str_radix(s, 16).ok();
             assert_eq!(u64_digits(s.as_bytes()), want, "{s:?}");
         }
+    }
+
+    /// A prefix stops at the first byte that is not a digit, or after 16 digits.
+    #[test]
+    fn leading_digits_stop_at_the_first_other_byte() {
+        assert_eq!(leading(b""), (0, 0));
+        assert_eq!(
+            leading(b"ffffffff81000000 T _stext"),
+            (0xffffffff81000000, 16)
+        );
+        assert_eq!(leading(b"81000000 t x"), (0x81000000, 8));
+        assert_eq!(leading(b"1ffffffffffffffff"), (0x1fffffffffffffff, 16));
+        assert_eq!(leading(b"x1"), (0, 0));
+        assert_eq!(leading(b"Ab"), (0xab, 2));
     }
 }

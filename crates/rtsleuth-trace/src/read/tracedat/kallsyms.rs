@@ -222,15 +222,9 @@ fn lines(text: &[u8], range: std::ops::Range<usize>) -> (Vec<(u64, u32)>, Option
 /// letter, is read in place; any other is split into words.
 fn entry(text: &[u8], line: std::ops::Range<usize>) -> Option<(u64, usize)> {
     let b = &text[line.clone()];
-    let (mut addr, mut digits) = (0u64, 0);
-    for &c in b.iter().take(17) {
-        let v = hex::DIGITS[usize::from(c)];
-        if v == hex::NOT_HEX {
-            break;
-        }
-        (addr, digits) = (addr << 4 | u64::from(v), digits + 1);
-    }
-    let usual = (1..=16).contains(&digits)
+    // A 17th digit leaves no blank after the 16 read, so the line is split below.
+    let (addr, digits) = hex::leading(b);
+    let usual = digits > 0
         && b.len() > digits + 3
         && b[digits] == b' '
         && !b[digits + 1].is_ascii_whitespace()
