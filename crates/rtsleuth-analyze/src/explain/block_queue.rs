@@ -79,6 +79,14 @@ impl<T> BlockQueue<T> {
         }
     }
 
+    /// The item at the back: the last block's last (only the first block starts at `head`).
+    pub fn back_mut(&mut self) -> Option<&mut T> {
+        if self.len == 0 {
+            return None;
+        }
+        self.blocks.back_mut().and_then(|b| b.last_mut())
+    }
+
     /// The item `i` places from the front.
     fn get(&self, i: usize) -> &T {
         let at = self.head + i;
@@ -149,6 +157,8 @@ mod tests {
             (9_000, 9_000),
             (1, 0),
             (4_096, 7_000),
+            (0, 3_000),
+            (1, 0),
         ] {
             for _ in 0..push {
                 h.push_back(next);
@@ -161,6 +171,7 @@ mod tests {
             }
             assert_eq!(h.len(), ring.len());
             assert_eq!(h.front(), ring.front());
+            assert_eq!(h.back_mut().copied(), ring.back().copied());
             let near_the_back = next.saturating_sub(300)..=next + 1;
             for cut in [0, 1, next / 3, next / 2].into_iter().chain(near_the_back) {
                 let i = h.partition_point(|&v| v < cut);

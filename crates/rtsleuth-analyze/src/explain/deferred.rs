@@ -74,6 +74,10 @@ impl Explain {
 
     /// CPU `cpu` traced an event: the findings that waited only for it are explained again.
     pub(super) fn shown(&mut self, cpu: u32) {
+        // Called on every event; mostly nothing waits.
+        if self.deferred.is_empty() {
+            return;
+        }
         for d in &mut self.deferred {
             d.cpus.retain(|&c| c != cpu);
         }

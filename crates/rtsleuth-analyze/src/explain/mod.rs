@@ -848,10 +848,20 @@ const MARK_EXCESS_NS: u64 = 1_000_000;
 /// The history of `cpu`, begun at `ts` if this is its first event.
 fn timeline(cpus: &mut Vec<Option<CpuTimeline>>, cpu: u32, ts: Timestamp) -> &mut CpuTimeline {
     let i = cpu as usize;
+    if !matches!(cpus.get(i), Some(Some(_))) {
+        begin_timeline(cpus, i, ts);
+    }
+    cpus[i].as_mut().expect("begun above")
+}
+
+/// Begins the history of CPU `i` at `ts`, once per CPU: kept out of [`timeline`], which every
+/// event calls, so that it is small enough to be inlined.
+#[cold]
+fn begin_timeline(cpus: &mut Vec<Option<CpuTimeline>>, i: usize, ts: Timestamp) {
     if i >= cpus.len() {
         cpus.resize_with(i + 1, || None);
     }
-    cpus[i].get_or_insert_with(|| CpuTimeline::new(ts))
+    cpus[i] = Some(CpuTimeline::new(ts));
 }
 
 /// The latency in µs of cyclictest's `hit latency threshold (X > Y)` mark.

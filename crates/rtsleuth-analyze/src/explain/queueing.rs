@@ -30,26 +30,35 @@ fn context(ev: &Event<'_>) -> (bool, bool) {
     (ev.flags.hardirq, ev.flags.softirq)
 }
 
-/// The queueing the CPU's latest event `ev` continues: begun by it, or kept by its activation
-/// or by the waking that ends it. Any other event ends it; without context flags nothing
-/// can be tied.
-pub fn follow(before: Option<Queueing>, ev: &Event<'_>, names: &mut Names) -> Option<Queueing> {
+/// Sets `queueing` to the one the CPU's latest event `ev` continues: begun by it, or kept by
+/// its activation or by the waking that ends it. Any other event ends it; without context
+/// flags nothing can be tied. In place, since every event passes here.
+pub fn follow(queueing: &mut Option<Queueing>, ev: &Event<'_>, names: &mut Names) {
     match ev.kind {
-        EventKind::WorkqueueQueueWork { work, function, .. } if ev.flags.known => Some(Queueing {
-            ts: ev.ts,
-            function: names.intern(function),
-            work,
-            pid: ev.pid,
-            context: context(ev),
-            woke: false,
-        }),
+        EventKind::WorkqueueQueueWork { work, function, .. } if ev.flags.known => {
+            *queueing = Some(Queueing {
+                ts: ev.ts,
+                function: names.intern(function),
+                work,
+                pid: ev.pid,
+                context: context(ev),
+                woke: false,
+            })
+        }
         EventKind::WorkqueueActivateWork { work } => {
-            before.filter(|q| q.continued_by(ev) && q.work == work)
+            if !queueing.is_some_and(|q| q.continued_by(ev) && q.work == work) {
+                *queueing = None;
+            }
         }
-        EventKind::SchedWaking { .. } => {
-            (before.filter(|q| q.continued_by(ev))).map(|q| Queueing { woke: true, ..q })
+        EventKind::SchedWaking { .. } => match queueing {
+            Some(q) if q.continued_by(ev) => q.woke = true,
+            _ => *queueing = None,
+        },
+        _ => {
+            if queueing.is_some() {
+                *queueing = None;
+            }
         }
-        _ => None,
     }
 }
 
@@ -65,7 +74,7 @@ mod tests {
             let Line::Event(ev, _) = parse_line(l, &LineContext::default()) else {
                 panic!("not an event: {l}");
             };
-            q = follow(q, &ev, &mut names);
+            follow(&mut q, &ev, &mut names);
         }
         q
     }

@@ -119,15 +119,32 @@ impl<'a> Event<'a> {
             "softirq_",
             "local_timer_",
         ];
-        self.flags.hardirq
-            || self.flags.softirq
-            || self.flags.nmi
-            || matches!(
-                self.kind,
-                EventKind::IrqVectorEntry(_) | EventKind::IrqVectorExit(_)
-            )
-            || NAMES.contains(&self.name)
-            || PREFIXES.iter().any(|p| self.name.starts_with(p))
+        if self.flags.hardirq || self.flags.softirq || self.flags.nmi {
+            return true;
+        }
+        // Every reader gives these kinds to the events of the list's names alone, so the kind
+        // answers without comparing names (explain asks for every event).
+        match self.kind {
+            EventKind::SchedSwitch { .. }
+            | EventKind::SchedWaking { .. }
+            | EventKind::SchedWakeup { .. }
+            | EventKind::SchedWakeupNew { .. }
+            | EventKind::SchedMigrateTask { .. }
+            | EventKind::HrtimerStart { .. }
+            | EventKind::HrtimerCancel { .. }
+            | EventKind::HrtimerExpireEntry { .. }
+            | EventKind::HrtimerExpireExit { .. }
+            | EventKind::IrqHandlerEntry { .. }
+            | EventKind::IrqHandlerExit { .. }
+            | EventKind::SoftirqRaise { .. }
+            | EventKind::SoftirqEntry { .. }
+            | EventKind::SoftirqExit { .. }
+            | EventKind::IrqVectorEntry(_)
+            | EventKind::IrqVectorExit(_)
+            | EventKind::WorkqueueQueueWork { .. }
+            | EventKind::WorkqueueActivateWork { .. } => true,
+            _ => PREFIXES.iter().any(|p| self.name.starts_with(p)) || NAMES.contains(&self.name),
+        }
     }
 
     /// Whether the pid column shows who runs on the CPU. osnoise prints a thread's
