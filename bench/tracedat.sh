@@ -9,7 +9,8 @@
 # copy made by `trace-cmd convert`, and both are timed.
 #
 # Usage: bench/tracedat.sh [EVENTS]     e.g. bench/tracedat.sh 3000000   (default 1000000)
-# Needs: trace-cmd; to record also root, tracefs, cyclictest, stress-ng, gcc (see record.sh);
+# Needs: trace-cmd; to record also root, tracefs, cyclictest, stress-ng, gcc (see record.sh;
+# trace-cmd, cyclictest and stress-ng are installed here when root with apt-get);
 # for the floor row gcc and libtracecmd-dev (installed here when root with apt-get).
 # Prints, per file and command, the best wall time of RUNS (default 3) runs, events/s, MB/s of
 # the file as stored, the speed-up over `trace-cmd report` on the same file (its seconds / the
@@ -26,6 +27,14 @@ runs=${RUNS:-3}
 work=bench/work
 mkdir -p "$work"
 . bench/lib.sh
+# A fresh machine of this kind has none of the recording's tools; root installs them.
+missing=()
+command -v trace-cmd > /dev/null || missing+=(trace-cmd)
+command -v cyclictest > /dev/null || missing+=(rt-tests)
+command -v stress-ng > /dev/null || missing+=(stress-ng)
+if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" > /dev/null 2>&1 || true
+fi
 command -v trace-cmd > /dev/null || { echo "missing tool: trace-cmd (apt-get install trace-cmd)" >&2; exit 1; }
 
 bin=target/release/rtsleuth
