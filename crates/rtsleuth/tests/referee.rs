@@ -14,13 +14,15 @@
 //! function_graph and latency-tracer outputs are not event traces and are left out by name.
 //! Each trace is explained three times (default targets, `--all`, and `--all --preemptions`,
 //! each `--top 20 --threshold 0`). A trace the peer or the engine cannot read is a skip; each
-//! folder has a minimum number of traces checked ([`MINIMUM`]).
+//! folder has a minimum number of traces checked ([`MINIMUM`]). On a machine without one of the
+//! peers ([`PEERS`]) the test prints `skipped: ...` and passes, unless `CI` is set.
 //!
 //! A soak's lines (`rtsleuth.spike/1`) are checked apart, from the recorded soak's findings
 //! file and measure document ([`soak`]).
 
 #[path = "referee/chains.rs"]
 mod chains;
+mod common;
 #[path = "referee/finding.rs"]
 mod finding;
 #[path = "referee/frames.rs"]
@@ -106,6 +108,22 @@ const RUNS: &[(&str, &[&str])] = &[
     ),
 ];
 const TOP: usize = 20;
+
+/// The peers whose decoding the referee checks against, as probes for [`common::peers_ready`]:
+/// without `CI` a machine that lacks one skips the referee and says so; with `CI` it fails.
+const PEERS: &[&[&str]] = &[
+    &["sh", "-c", "command -v trace-cmd"],
+    &["perf", "--version"],
+    PERFETTO_PYTHON,
+];
+const PEERS_INSTALL: &str =
+    "apt-get install trace-cmd linux-perf; pip install perfetto; .ci/run installs them";
+/// Perfetto's Python classes, which `referee/perfetto_lines.py` decodes with.
+const PERFETTO_PYTHON: &[&str] = &[
+    "python3",
+    "-c",
+    "import perfetto.protos.perfetto.trace.perfetto_trace_pb2",
+];
 
 /// Traces checked at least, per folder (a skip beyond these fails the test).
 const MINIMUM: &[(&str, usize)] = &[
@@ -496,6 +514,9 @@ fn enforced(rule: &str) -> bool {
 
 #[test]
 fn every_claim_holds_against_the_peers_decoding() {
+    if !common::peers_ready(PEERS, PEERS_INSTALL) {
+        return;
+    }
     let t0 = std::time::Instant::now();
     let mut corpus = corpus();
     if let Ok(only) = std::env::var("REFEREE_ONLY") {

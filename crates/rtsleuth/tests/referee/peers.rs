@@ -183,6 +183,9 @@ mod tests {
     /// second switch leaves pid 100 at prio 120; timestamps are delta-coded (1000, +500).
     #[test]
     fn perfetto_compact_sched_has_an_unknown_first_task() {
+        if !crate::common::peers_ready(&[crate::PERFETTO_PYTHON], crate::PEERS_INSTALL) {
+            return;
+        }
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("compact.pftrace");
         let make = format!(
