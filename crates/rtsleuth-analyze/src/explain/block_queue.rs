@@ -80,11 +80,11 @@ impl<T> BlockQueue<T> {
     }
 
     /// The item at the back: the last block's last (only the first block starts at `head`).
-    pub fn back_mut(&mut self) -> Option<&mut T> {
+    pub fn back(&self) -> Option<&T> {
         if self.len == 0 {
             return None;
         }
-        self.blocks.back_mut().and_then(|b| b.last_mut())
+        self.blocks.back().and_then(|b| b.last())
     }
 
     /// The item `i` places from the front.
@@ -171,7 +171,7 @@ mod tests {
             }
             assert_eq!(h.len(), ring.len());
             assert_eq!(h.front(), ring.front());
-            assert_eq!(h.back_mut().copied(), ring.back().copied());
+            assert_eq!(h.back(), ring.back());
             let near_the_back = next.saturating_sub(300)..=next + 1;
             for cut in [0, 1, next / 3, next / 2].into_iter().chain(near_the_back) {
                 let i = h.partition_point(|&v| v < cut);

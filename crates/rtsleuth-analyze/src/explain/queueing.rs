@@ -54,11 +54,7 @@ pub fn follow(queueing: &mut Option<Queueing>, ev: &Event<'_>, names: &mut Names
             Some(q) if q.continued_by(ev) => q.woke = true,
             _ => *queueing = None,
         },
-        _ => {
-            if queueing.is_some() {
-                *queueing = None;
-            }
-        }
+        _ => *queueing = None,
     }
 }
 

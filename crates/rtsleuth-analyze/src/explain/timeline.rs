@@ -441,7 +441,7 @@ impl CpuTimeline {
         }
         // Mostly the stretch before the current one began before `since`: the walk through
         // the blocks, about 70 instructions to set up at every switch, is then not begun.
-        if self.history.back_mut().map_or(true, |s| s.start < since) {
+        if self.history.back().map_or(true, |s| s.start < since) {
             return;
         }
         for s in self.history.iter_rev_mut() {
