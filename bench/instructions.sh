@@ -14,9 +14,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 work=bench/work
 base=${1:-}
-if ! command -v valgrind > /dev/null && [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind > /dev/null 2>&1 || true
-fi
+. bench/lib.sh
+command -v valgrind > /dev/null || bench_install valgrind
 command -v valgrind > /dev/null || { echo "missing tool: valgrind (apt-get install valgrind)" >&2; exit 1; }
 cargo build --release --quiet -p rtsleuth
 bin=target/release/rtsleuth

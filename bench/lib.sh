@@ -2,6 +2,14 @@
 # Helpers shared by bench/*.sh (sourced, not run). The caller sets `runs` (timed runs per
 # command) and `work` (scratch directory) before calling them.
 
+# bench_install PKG...: installs the Debian packages PKG when run as root where apt-get exists
+# (a fresh machine of this kind has few of the tools the scripts compare with); otherwise does
+# nothing, and the caller says what is still missing.
+bench_install() {
+    [ $# -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null || return 0
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" > /dev/null 2>&1 || true
+}
+
 # bench_best CMD...: the best wall-clock seconds of $runs runs of CMD, output discarded.
 # If a run fails, prints nothing and returns 1; its stderr is left in $work/stderr.
 bench_best() {

@@ -32,9 +32,7 @@ missing=()
 command -v trace-cmd > /dev/null || missing+=(trace-cmd)
 command -v cyclictest > /dev/null || missing+=(rt-tests)
 command -v stress-ng > /dev/null || missing+=(stress-ng)
-if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" > /dev/null 2>&1 || true
-fi
+bench_install "${missing[@]}"
 command -v trace-cmd > /dev/null || { echo "missing tool: trace-cmd (apt-get install trace-cmd)" >&2; exit 1; }
 
 bin=target/release/rtsleuth
@@ -44,10 +42,8 @@ fi
 
 # The floor: libtracecmd's own record iteration, timestamp and type only (tracecmd_floor.c).
 floor="$work/tracecmd_floor"
-if ! pkg-config --exists libtracecmd 2> /dev/null && [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libtracecmd-dev libtracefs-dev \
-        libtraceevent-dev > /dev/null 2>&1 || true
-fi
+pkg-config --exists libtracecmd 2> /dev/null ||
+    bench_install libtracecmd-dev libtracefs-dev libtraceevent-dev
 if [ bench/tracecmd_floor.c -nt "$floor" ] && pkg-config --exists libtracecmd 2> /dev/null; then
     gcc -O2 -Wall -o "$floor" bench/tracecmd_floor.c $(pkg-config --cflags --libs libtracecmd)
 fi
