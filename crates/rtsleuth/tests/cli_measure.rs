@@ -419,7 +419,7 @@ fn live_break_with_a_higher_priority_hog_blames_the_hog() {
         "--out",
         out_dir.to_str().unwrap(),
     ]);
-    let hog_tid = hog.stop();
+    let hog_tid = hog.stop().tid;
     let v = json_of(&out);
     assert_tracefs_restored(&root, &before);
 

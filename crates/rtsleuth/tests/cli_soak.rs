@@ -36,11 +36,111 @@ fn blamed(line: &Value, kind: &str, culprit: &str) -> f64 {
         .sum()
 }
 
+/// The hog's bursts against the soak's findings: which burst a spike fell in, and which bursts
+/// the soak could have seen.
+struct Bursts<'a> {
+    starts: &'a [u64],
+    burst_ns: u64,
+    /// Each capture's spike (its deadline) and the time recording was off after it.
+    captures: Vec<(u64, std::ops::Range<u64>)>,
+    /// Bursts from here to `until` fell while the measuring thread ran: it started no later
+    /// than its earliest spike's deadline less one interval per wake-up before it (skipped
+    /// deadlines only make the start earlier), and ran 30 s from after `began`.
+    from: u64,
+    until: u64,
+}
+
+/// Slack around a burst for the hog's first instructions before it reads the clock.
+const SLACK_NS: u64 = 1_000_000;
+
+impl<'a> Bursts<'a> {
+    fn new(starts: &'a [u64], burst: Duration, all: &[Value], until: u64) -> Bursts<'a> {
+        let ns = |line: &Value, f: &str| line["spike"][f].as_f64().unwrap() * 1000.0;
+        let captures: Vec<_> = all
+            .iter()
+            .map(|line| {
+                let due = line["spike"]["expected_mono_ns"].as_u64().unwrap();
+                let woke = due + ns(line, "latency_us") as u64;
+                (due, woke..woke + ns(line, "blind_us") as u64)
+            })
+            .collect();
+        let from = all
+            .iter()
+            .map(|line| {
+                let due = line["spike"]["expected_mono_ns"].as_u64().unwrap();
+                due - line["spike"]["cycle"].as_u64().unwrap() * 1_000_000
+            })
+            .min()
+            .expect("the run has spikes");
+        Bursts {
+            starts,
+            burst_ns: burst.as_nanos() as u64,
+            captures,
+            from,
+            until,
+        }
+    }
+
+    /// The burst a deadline `due` fell in.
+    fn holding(&self, due: u64) -> Option<u64> {
+        self.starts
+            .iter()
+            .copied()
+            .find(|&s| s <= due + SLACK_NS && due < s + self.burst_ns + SLACK_NS)
+    }
+
+    /// Whether no capture but the burst's own had recording off around it.
+    fn visible(&self, s: u64) -> bool {
+        let around = s - SLACK_NS..s + self.burst_ns + SLACK_NS;
+        self.captures.iter().all(|(due, off)| {
+            self.holding(*due) == Some(s) || off.end <= around.start || off.start >= around.end
+        })
+    }
+
+    /// Each hog spike is one burst's; each burst the soak could see inside the run is one
+    /// hog spike; and enough were seen for that to mean something.
+    fn check(&self, hogs: &[&Value], tally: &Value) {
+        let mut matched: Vec<u64> = hogs
+            .iter()
+            .map(|line| {
+                let due = line["spike"]["expected_mono_ns"].as_u64().unwrap();
+                self.holding(due)
+                    .unwrap_or_else(|| panic!("a hog spike outside its bursts: {line}"))
+            })
+            .collect();
+        matched.sort_unstable();
+        let before = matched.len();
+        matched.dedup();
+        assert_eq!(before, matched.len(), "two spikes in one burst: {tally}");
+        let inside = |&&s: &&u64| s >= self.from && s + self.burst_ns + SLACK_NS <= self.until;
+        let seen: Vec<u64> = self
+            .starts
+            .iter()
+            .filter(inside)
+            .filter(|&&s| self.visible(s))
+            .copied()
+            .collect();
+        let unexplained: Vec<_> = seen.iter().filter(|s| !matched.contains(s)).collect();
+        assert!(
+            unexplained.is_empty(),
+            "bursts at {unexplained:?} were recorded but no spike names the hog: {tally}"
+        );
+        assert!(
+            seen.len() >= 3,
+            "only {} of {} bursts fell outside other spikes' captures: {tally}",
+            seen.len(),
+            self.starts.len()
+        );
+    }
+}
+
 /// The acceptance run: a SCHED_FIFO 90 task bursting 1.8 ms every 3 s on the measured
 /// CPU, above the measuring thread's 80, for 30 s. Each burst delays a wake-up by 0.8-1.8 ms
-/// (the 1 ms interval puts one inside it), so about 10 spikes over 500 us are the hog's, each
-/// explained as higher_priority with the hog named; whatever else this machine does shows up
-/// with its own cause, never the hog's.
+/// (the 1 ms interval puts one inside it), so each burst the soak could see is one spike over
+/// 500 us, explained as higher_priority with the hog named; whatever else this machine does
+/// shows up with its own cause, never the hog's. A burst is not seen when another spike's
+/// capture had recording off over it (its spike is counted as missed): on a host that stalls
+/// the VM, that can be a third of the run.
 #[test]
 fn live_soak_explains_each_burst_of_a_higher_priority_hog() {
     let _one = LIVE.lock().unwrap_or_else(|e| e.into_inner());
@@ -49,18 +149,17 @@ fn live_soak_explains_each_burst_of_a_higher_priority_hog() {
     };
     let dir = tempfile::tempdir().unwrap();
     let out_dir = dir.path().join("soak");
-    let hog = Hog::start(
-        0,
-        90,
-        Duration::from_micros(1800),
-        Duration::from_millis(3000),
-    );
+    let burst = Duration::from_micros(1800);
+    let hog = Hog::start(0, 90, burst, Duration::from_millis(3000));
+    let began = rtsleuth_live::clock::mono();
     let out = run(&[
         "measure",
         "-a",
         "0",
         "-p",
         "80",
+        "-i",
+        "1000",
         "-D",
         "30",
         "-q",
@@ -72,7 +171,7 @@ fn live_soak_explains_each_burst_of_a_higher_priority_hog() {
         "--out",
         out_dir.to_str().unwrap(),
     ]);
-    let hog_tid = hog.stop();
+    let hog = hog.stop();
     let v = json_of(&out);
     assert_tracefs_restored(&root, &before);
     assert_eq!(v["ended"], "completed");
@@ -88,8 +187,8 @@ fn live_soak_explains_each_burst_of_a_higher_priority_hog() {
     let all = lines(&out_dir.join("findings.jsonl"));
     assert_eq!(all.len() as u64, count("captured"));
 
-    let culprit = format!("rt_hog-{hog_tid}");
-    let mut hogs = 0;
+    let culprit = format!("rt_hog-{}", hog.tid);
+    let mut hogs = Vec::new();
     for line in &all {
         assert_eq!(line["schema"], "rtsleuth.spike/1");
         let finding = &line["finding"];
@@ -102,7 +201,7 @@ fn live_soak_explains_each_burst_of_a_higher_priority_hog() {
         if named.count() == 0 {
             continue;
         }
-        hogs += 1;
+        hogs.push(line);
         assert_eq!(finding["root_cause"], "higher_priority", "{line}");
         let latency = finding["latency_us"].as_f64().unwrap();
         let hog_us = blamed(line, "higher_priority", &culprit);
@@ -113,11 +212,8 @@ fn live_soak_explains_each_burst_of_a_higher_priority_hog() {
         let measured = line["spike"]["latency_us"].as_f64().unwrap();
         assert_same_spike(latency, measured);
     }
-    // Ten bursts in 30 s; one may fall in another spike's capture (counted as missed).
-    assert!(
-        (8..=11).contains(&hogs),
-        "{hogs} spikes blamed on {culprit}: {s}"
-    );
+    let seen = Bursts::new(&hog.bursts, burst, &all, began + 30_000_000_000);
+    seen.check(&hogs, s);
 
     let kept = s["kept"].as_array().unwrap();
     assert!(kept.len() <= 3 && !kept.is_empty(), "{s}");

@@ -81,7 +81,15 @@ pub fn json_of(out: &std::process::Output) -> Value {
 /// until stopped, or dropped (a failing test must not leave it spinning).
 pub struct Hog {
     stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<i32>>,
+    thread: Option<JoinHandle<Stopped>>,
+}
+
+/// What a stopped hog did.
+pub struct Stopped {
+    /// Its tid (the culprit's pid).
+    pub tid: i32,
+    /// When each burst began, CLOCK_MONOTONIC ns (the clock the measure's spikes are on).
+    pub bursts: Vec<u64>,
 }
 
 impl Hog {
@@ -97,14 +105,19 @@ impl Hog {
                 pin_current_thread(cpu).unwrap();
                 set_current_thread_policy(Policy::Fifo, prio).unwrap();
                 let drift = Duration::from_micros(100);
+                let mut bursts = Vec::new();
                 while !stopped.load(Ordering::Relaxed) {
                     std::thread::sleep(period + drift - burst);
+                    bursts.push(rtsleuth_live::clock::mono());
                     let start = std::time::Instant::now();
                     while start.elapsed() < burst {
                         std::hint::spin_loop();
                     }
                 }
-                current_tid()
+                Stopped {
+                    tid: current_tid(),
+                    bursts,
+                }
             })
             .unwrap();
         Hog {
@@ -113,12 +126,12 @@ impl Hog {
         }
     }
 
-    /// Stops it; returns its tid (the culprit's pid).
-    pub fn stop(mut self) -> i32 {
+    /// Stops it and says what it did.
+    pub fn stop(mut self) -> Stopped {
         self.halt().expect("stopped once")
     }
 
-    fn halt(&mut self) -> Option<i32> {
+    fn halt(&mut self) -> Option<Stopped> {
         self.stop.store(true, Ordering::Relaxed);
         self.thread.take().map(|t| t.join().unwrap())
     }
