@@ -88,8 +88,9 @@ pub struct Hog {
 pub struct Stopped {
     /// Its tid (the culprit's pid).
     pub tid: i32,
-    /// When each burst began, CLOCK_MONOTONIC ns (the clock the measure's spikes are on).
-    pub bursts: Vec<u64>,
+    /// When each burst began and ended, CLOCK_MONOTONIC ns (the clock of the measure's
+    /// spikes and of its traces).
+    pub bursts: Vec<(u64, u64)>,
 }
 
 impl Hog {
@@ -108,11 +109,12 @@ impl Hog {
                 let mut bursts = Vec::new();
                 while !stopped.load(Ordering::Relaxed) {
                     std::thread::sleep(period + drift - burst);
-                    bursts.push(rtsleuth_live::clock::mono());
+                    let began = rtsleuth_live::clock::mono();
                     let start = std::time::Instant::now();
                     while start.elapsed() < burst {
                         std::hint::spin_loop();
                     }
+                    bursts.push((began, rtsleuth_live::clock::mono()));
                 }
                 Stopped {
                     tid: current_tid(),
