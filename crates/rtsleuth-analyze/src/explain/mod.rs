@@ -832,63 +832,10 @@ impl Explain {
             r.task = Some(ev.ts);
         }
     }
-}
 
-/// Time before the wake-up that the trace cannot account for (beyond the ordinary delivery).
-fn unexplained_before_wakeup(timeline: &[finding::Component]) -> bool {
-    timeline.iter().any(|c| {
-        c.phase == Phase::BeforeWakeup && c.cause == Cause::Unknown && c.ns >= MIN_CAUSE_NS
-    })
-}
-
-/// How far cyclictest's mark may exceed a timer-timed latency before the time after the switch
-/// is explained too: cyclictest's own path from the switch to its clock read is tens of µs.
-const MARK_EXCESS_NS: u64 = 1_000_000;
-
-/// The history of `cpu`, begun at `ts` if this is its first event.
-fn timeline(cpus: &mut Vec<Option<CpuTimeline>>, cpu: u32, ts: Timestamp) -> &mut CpuTimeline {
-    let i = cpu as usize;
-    if !matches!(cpus.get(i), Some(Some(_))) {
-        begin_timeline(cpus, i, ts);
-    }
-    cpus[i].as_mut().expect("begun above")
-}
-
-/// Begins the history of CPU `i` at `ts`, once per CPU: kept out of [`timeline`], which every
-/// event calls, so that it is small enough to be inlined.
-#[cold]
-fn begin_timeline(cpus: &mut Vec<Option<CpuTimeline>>, i: usize, ts: Timestamp) {
-    if i >= cpus.len() {
-        cpus.resize_with(i + 1, || None);
-    }
-    cpus[i] = Some(CpuTimeline::new(ts));
-}
-
-/// The latency in µs of cyclictest's `hit latency threshold (X > Y)` mark.
-fn threshold_latency_us(text: &str) -> Option<f64> {
-    let rest = &text[text.find("hit latency threshold (")? + "hit latency threshold (".len()..];
-    rest.split_once(" > ")?.0.trim().parse().ok()
-}
-
-impl EventSink for Explain {
-    fn event(&mut self, ev: &Event<'_>) {
-        self.stated = self.tasks.observe_stating_prios(ev);
-        if let Some(s) = self.timerlat.event(ev, &mut self.names) {
-            self.timerlat_sample(s);
-        }
-        let (tasks, stated) = (&self.tasks, &self.stated);
-        timeline(&mut self.cpus, ev.cpu, ev.ts)
-            .on_event(ev, &mut self.names, |pid| tasks.prio_before(stated, pid));
-        self.shown(ev.cpu);
-        self.stated = PriosStated::default();
-        if let Some((pid, prio)) = ev.pi_setprio() {
-            for tl in self.cpus.iter_mut().flatten() {
-                tl.set_prio(pid, prio, ev.ts);
-            }
-            self.tasks.set_prio(pid, prio);
-        }
+    /// Acts on what the wake-up tracker made of the event (most events make nothing).
+    fn follow_steps(&mut self, ev: &Event<'_>) {
         let mut steps = std::mem::take(&mut self.steps);
-        self.wakeups.event(ev, &mut steps);
         for step in steps.drain(..) {
             match step {
                 Step::Start { pid } => self.woken(ev, pid),
@@ -910,9 +857,12 @@ impl EventSink for Explain {
             }
         }
         self.steps = steps;
-        if ev.shows_current_task() {
-            self.note_running(ev);
-        }
+    }
+
+    /// What the event's own kind tells explain beyond the CPU's history and the wake-ups:
+    /// runnable switch-outs, queued wake-ups and migrations, armed and expiring timers,
+    /// cyclictest's marks.
+    fn follow_kind(&mut self, ev: &Event<'_>) {
         match ev.kind {
             EventKind::SchedSwitch {
                 prev_pid,
@@ -974,6 +924,70 @@ impl EventSink for Explain {
             }
             _ => {}
         }
+    }
+}
+
+/// Time before the wake-up that the trace cannot account for (beyond the ordinary delivery).
+fn unexplained_before_wakeup(timeline: &[finding::Component]) -> bool {
+    timeline.iter().any(|c| {
+        c.phase == Phase::BeforeWakeup && c.cause == Cause::Unknown && c.ns >= MIN_CAUSE_NS
+    })
+}
+
+/// How far cyclictest's mark may exceed a timer-timed latency before the time after the switch
+/// is explained too: cyclictest's own path from the switch to its clock read is tens of µs.
+const MARK_EXCESS_NS: u64 = 1_000_000;
+
+/// The history of `cpu`, begun at `ts` if this is its first event.
+fn timeline(cpus: &mut Vec<Option<CpuTimeline>>, cpu: u32, ts: Timestamp) -> &mut CpuTimeline {
+    let i = cpu as usize;
+    if !matches!(cpus.get(i), Some(Some(_))) {
+        begin_timeline(cpus, i, ts);
+    }
+    cpus[i].as_mut().expect("begun above")
+}
+
+/// Begins the history of CPU `i` at `ts`, once per CPU: kept out of [`timeline`], which every
+/// event calls, so that it is small enough to be inlined.
+#[cold]
+fn begin_timeline(cpus: &mut Vec<Option<CpuTimeline>>, i: usize, ts: Timestamp) {
+    if i >= cpus.len() {
+        cpus.resize_with(i + 1, || None);
+    }
+    cpus[i] = Some(CpuTimeline::new(ts));
+}
+
+/// The latency in µs of cyclictest's `hit latency threshold (X > Y)` mark.
+fn threshold_latency_us(text: &str) -> Option<f64> {
+    let rest = &text[text.find("hit latency threshold (")? + "hit latency threshold (".len()..];
+    rest.split_once(" > ")?.0.trim().parse().ok()
+}
+
+impl EventSink for Explain {
+    fn event(&mut self, ev: &Event<'_>) {
+        self.stated = self.tasks.observe_stating_prios(ev);
+        if let Some(s) = self.timerlat.event(ev, &mut self.names) {
+            self.timerlat_sample(s);
+        }
+        let (tasks, stated) = (&self.tasks, &self.stated);
+        timeline(&mut self.cpus, ev.cpu, ev.ts)
+            .on_event(ev, &mut self.names, |pid| tasks.prio_before(stated, pid));
+        self.shown(ev.cpu);
+        self.stated = PriosStated::default();
+        if let Some((pid, prio)) = ev.pi_setprio() {
+            for tl in self.cpus.iter_mut().flatten() {
+                tl.set_prio(pid, prio, ev.ts);
+            }
+            self.tasks.set_prio(pid, prio);
+        }
+        self.wakeups.event(ev, &mut self.steps);
+        if !self.steps.is_empty() {
+            self.follow_steps(ev);
+        }
+        if ev.shows_current_task() {
+            self.note_running(ev);
+        }
+        self.follow_kind(ev);
     }
 
     fn decode(&self) -> Decode {
