@@ -59,6 +59,8 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// Every rule, and whether a violation fails the test. A rule the engine still breaks is
 /// listed as not enforced, with why, and its violations are counted.
@@ -457,6 +459,30 @@ struct Checked {
     violations: Vec<(String, Violation)>,
 }
 
+/// Every trace's check, in the corpus's order, as many at a time as there are CPUs: the peers
+/// and the checks are one thread each, and this is the suite's longest test after the static
+/// builds.
+fn check_all(corpus: &[(String, PathBuf)]) -> Vec<Result<Checked, String>> {
+    let next = AtomicUsize::new(0);
+    let done: Vec<Mutex<Option<Result<Checked, String>>>> =
+        corpus.iter().map(|_| Mutex::new(None)).collect();
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some((_, path)) = corpus.get(i) else {
+                    break;
+                };
+                *done[i].lock().unwrap() = Some(check_trace(path));
+            });
+        }
+    });
+    done.into_iter()
+        .map(|d| d.into_inner().unwrap().expect("every trace checked"))
+        .collect()
+}
+
 fn check_trace(path: &Path) -> Result<Checked, String> {
     let (peer, trace) = peers::read(path)?;
     if let Some(t) = latency_tracer(&trace, path) {
@@ -529,8 +555,8 @@ fn every_claim_holds_against_the_peers_decoding() {
     let mut report = Vec::new();
     let mut skipped = Vec::new();
     let (mut findings, mut traces) = (0, 0);
-    for (folder, path) in &corpus {
-        match check_trace(path) {
+    for ((folder, path), checked) in corpus.iter().zip(check_all(&corpus)) {
+        match checked {
             Err(why) => skipped.push(format!("{}: {why}", short(path))),
             Ok(c) => {
                 traces += 1;
