@@ -470,7 +470,7 @@ fn break_on_a_hog(root: &std::path::Path, before: &BTreeMap<String, String>) -> 
     // The host may stall the VM inside the burst too: a black hole (no events) beside it.
     let stalled = time_of("black_hole", None);
     let explained = finding["latency_us"].as_f64().unwrap();
-    assert_same_spike(explained, measured);
+    assert_same_spike(explained, measured, finding);
     assert!(
         blamed + stalled > 0.8 * explained,
         "{culprit} blamed for {blamed} and black holes {stalled} of {explained} us: {finding}"

@@ -247,7 +247,7 @@ fn live_soak_explains_each_burst_of_a_higher_priority_hog() {
         if named.count() > 0 {
             let latency = line["finding"]["latency_us"].as_f64().unwrap();
             let measured = line["spike"]["latency_us"].as_f64().unwrap();
-            assert_same_spike(latency, measured);
+            assert_same_spike(latency, measured, line);
         }
     }
     Bursts::new(&hog.bursts, &culprit, &all, began + 30_000_000_000).check(&all, s);

@@ -63,10 +63,10 @@ pub fn assert_tracefs_restored(
 /// deadline and ends at the switch-in, before the thread reads its clock. The thread's way from
 /// switch-in to clock read is unbounded on this VM (host stalls of 400 us happen), so below
 /// the measure only "most of it" is asked: another wake-up of the thread would be ~15 us.
-pub fn assert_same_spike(explained_us: f64, measured_us: f64) {
+pub fn assert_same_spike(explained_us: f64, measured_us: f64, finding: &Value) {
     assert!(
         explained_us <= measured_us + 20.0 && explained_us > 0.5 * measured_us,
-        "explained {explained_us} us vs measured {measured_us} us"
+        "explained {explained_us} us vs measured {measured_us} us: {finding}"
     );
 }
 
