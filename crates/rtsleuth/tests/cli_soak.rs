@@ -26,13 +26,13 @@ fn lines(findings: &Path) -> Vec<Value> {
         .collect()
 }
 
-/// The time a finding gives `culprit` as `kind`.
-fn blamed(line: &Value, kind: &str, culprit: &str) -> f64 {
+/// The time a finding gives `culprit` as `kind` (`None`: whatever the culprit).
+fn blamed(line: &Value, kind: &str, culprit: Option<&str>) -> f64 {
     line["aggregate"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|r| r["kind"] == kind && r["culprit"] == culprit)
+        .filter(|r| r["kind"] == kind && culprit.map_or(true, |c| r["culprit"] == c))
         .map(|r| r["total_us"].as_f64().unwrap())
         .sum()
 }
@@ -42,8 +42,8 @@ fn blamed(line: &Value, kind: &str, culprit: &str) -> f64 {
 struct Bursts<'a> {
     spans: &'a [(u64, u64)],
     culprit: &'a str,
-    /// Each finding's deadline and the time recording was off after its spike.
-    captures: Vec<(u64, Range<u64>)>,
+    /// The time recording was off after each finding's spike.
+    captures: Vec<Range<u64>>,
     /// Bursts from here to `until` fell while the measuring thread ran: it started no later
     /// than its earliest spike's deadline less one interval per wake-up before it (skipped
     /// deadlines only make the start earlier), and ran 30 s from after `began`.
@@ -68,7 +68,7 @@ impl<'a> Bursts<'a> {
             .iter()
             .map(|line| {
                 let woke = due(line) + spike_ns(line, "latency_us");
-                (due(line), woke..woke + spike_ns(line, "blind_us"))
+                woke..woke + spike_ns(line, "blind_us")
             })
             .collect();
         let from = all
@@ -109,9 +109,10 @@ impl<'a> Bursts<'a> {
     fn visible(&self, b: usize, own: &[usize]) -> bool {
         let (s, e) = self.spans[b];
         let around = s - SLACK_NS..e + SLACK_NS;
-        self.captures.iter().enumerate().all(|(i, (_, off))| {
-            own.contains(&i) || off.end <= around.start || off.start >= around.end
-        })
+        self.captures
+            .iter()
+            .enumerate()
+            .all(|(i, off)| own.contains(&i) || off.end <= around.start || off.start >= around.end)
     }
 
     /// Each burst is blamed in one finding at most; a finding whose deadline fell in its
@@ -162,14 +163,8 @@ impl<'a> Bursts<'a> {
 fn the_hogs(line: &Value, culprit: &str) {
     let finding = &line["finding"];
     let latency = finding["latency_us"].as_f64().unwrap();
-    let hog_us = blamed(line, "higher_priority", culprit);
-    let stalled_us: f64 = line["aggregate"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["kind"] == "black_hole")
-        .map(|r| r["total_us"].as_f64().unwrap())
-        .sum();
+    let hog_us = blamed(line, "higher_priority", Some(culprit));
+    let stalled_us = blamed(line, "black_hole", None);
     let cause = &finding["root_cause"];
     assert!(
         cause == "higher_priority" || (cause == "black_hole" && stalled_us > hog_us),
@@ -458,7 +453,7 @@ fn a_recorded_soak_reads_back_as_it_ran() {
     assert_eq!(all.len(), 12);
     let hog: Vec<&Value> = all
         .iter()
-        .filter(|l| blamed(l, "higher_priority", "fifo_burst-19668") > 0.0)
+        .filter(|l| blamed(l, "higher_priority", Some("fifo_burst-19668")) > 0.0)
         .collect();
     let measured: Vec<f64> = hog
         .iter()
