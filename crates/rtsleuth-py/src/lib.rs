@@ -68,6 +68,7 @@ fn explain(
         preemptions,
         irq: None,
         works: false,
+        due_ns: None,
     };
     document_json(py, || {
         let mut explain = Explain::new(opts);

@@ -154,6 +154,18 @@ struct Selection {
     /// --all or --task kworker: kworkers are not real-time).
     #[arg(long, conflicts_with_all = ["preemptions", "irq"])]
     works: bool,
+    /// Only the wake-up due at this time (seconds in the trace's clock, as printed; within 20
+    /// us), however late the others were: the one a measuring thread timed.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_due, conflicts_with = "preemptions")]
+    due: Option<u64>,
+}
+
+/// `--due`'s seconds as trace-clock nanoseconds (an f64 keeps them to a few ns for a year).
+fn parse_due(s: &str) -> Result<u64, String> {
+    match s.parse::<f64>() {
+        Ok(secs) if secs.is_finite() && secs >= 0.0 => Ok((secs * 1e9).round() as u64),
+        _ => Err(format!("{s:?} is not a time in seconds")),
+    }
 }
 
 impl Selection {
@@ -167,6 +179,7 @@ impl Selection {
             preemptions: self.preemptions,
             irq: self.irq,
             works: self.works,
+            due_ns: self.due,
         }
     }
 }

@@ -341,6 +341,22 @@ fn bogus_sort_is_a_usage_error() {
     );
 }
 
+/// `--due` takes seconds in the trace's clock: anything else is a usage error that says so.
+#[test]
+fn a_due_time_that_is_not_seconds_is_a_usage_error() {
+    for bad in ["soon", "-1", "NaN", "inf", ""] {
+        let due = format!("--due={bad}");
+        let out = run(&["explain", &due, TRACE]);
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad}: {stderr}");
+        assert!(out.stdout.is_empty());
+        assert!(
+            stderr.contains("is not a time in seconds"),
+            "{bad}: {stderr}"
+        );
+    }
+}
+
 #[test]
 fn usage_errors() {
     for args in [

@@ -149,6 +149,35 @@ fn the_worst_chain_is_the_readmes() {
     assert_eq!(f["root_cause"], "higher_priority");
 }
 
+/// `--due` explains the wake-up due then, however late the others were (docs/claims.md, "Break
+/// traces"): the producer sleeps to every deadline the marks name, and asked for one it is
+/// that wake-up, due there by its own timer; halfway between two deadlines there is none.
+#[test]
+fn due_picks_the_wakeup_due_then_not_the_worst() {
+    let explain_due = |due: i64, top: &str| -> Vec<Value> {
+        let secs = format!("{}.{:09}", due / 1_000_000_000, due % 1_000_000_000);
+        let pid = PRODUCER.to_string();
+        let mut args = vec!["explain", TRACE, "--pid", &pid, "--top", top, "--json"];
+        if due > 0 {
+            args.extend(["--due", &secs]);
+        }
+        let doc: Value = serde_json::from_str(&ok(&args)).unwrap();
+        doc["findings"].as_array().unwrap().clone()
+    };
+    let worst = ns(&explain_due(0, "1")[0]["expected_ts"]);
+    let mut other = 0;
+    for (_, due) in marks().into_iter().step_by(10) {
+        let found = explain_due(due, "5");
+        assert_eq!(found.len(), 1, "due {due}: {found:?}");
+        let f = &found[0];
+        assert_eq!(f["source"], "timer", "{f}");
+        assert!((ns(&f["expected_ts"]) - due).abs() <= TOL_NS, "{f}");
+        other += usize::from((due - worst).abs() > TOL_NS);
+        assert!(explain_due(due + PERIOD_NS / 2, "5").is_empty());
+    }
+    assert!(other >= 10, "{other} deadlines other than the worst's");
+}
+
 /// The report of a chain finding: the chain's start, each link's milestones and the stretches
 /// between them, in the text and in the JSON.
 #[test]

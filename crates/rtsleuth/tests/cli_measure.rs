@@ -441,11 +441,16 @@ fn break_on_a_hog(root: &std::path::Path, before: &BTreeMap<String, String>) -> 
     assert_tracefs_restored(root, before);
 
     assert_eq!(v["ended"], "break", "{v}");
+    let brk = &v["break"];
+    assert_eq!(v["findings"].as_array().map(Vec::len), Some(1), "{brk}");
     let finding = &v["findings"][0];
     if finding["root_cause"] == "black_hole" {
         return false;
     }
-    let brk = &v["break"];
+    // The wake-up that broke, not another of the thread's (docs/claims.md, "Break traces").
+    let due_ns = finding["expected_ts"].as_f64().unwrap() * 1e9;
+    let deadline_ns = brk["expected_mono_ns"].as_f64().unwrap();
+    assert!((due_ns - deadline_ns).abs() <= 20e3, "{brk}: {finding}");
     assert_eq!(brk["cpu"], 0);
     let measured = brk["latency_us"].as_f64().unwrap();
     // A 2 ms burst can delay a wake-up by at most the burst plus the kernel's own path.

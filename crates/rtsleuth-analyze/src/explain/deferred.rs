@@ -122,7 +122,7 @@ impl Explain {
             prio: d.prio,
             ..self.explain_ended(&mut d.pending, &d.wake)
         };
-        let (threshold, top) = (self.threshold_ns(), self.opts.top);
+        let filing = self.filing();
         let map = if d.preempted {
             &mut self.preempted
         } else {
@@ -137,7 +137,7 @@ impl Explain {
                 finding,
             });
         } else {
-            v.file(finding, threshold, top);
+            v.file(finding, filing);
         }
     }
 }

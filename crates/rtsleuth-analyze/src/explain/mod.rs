@@ -53,6 +53,7 @@ pub use cause::{Cause, Phase, Source};
 pub use cause_total::CauseTotal;
 pub use clock::HrtimerClock;
 pub use outline::{Outline, OutlineStretch};
+pub use victim::SAME_WAKEUP_NS;
 
 use crate::names::Names;
 use crate::task_names::PriosStated;
@@ -66,7 +67,7 @@ use rtsleuth_trace::input::Format;
 use rtsleuth_trace::read::{Decode, EventSink};
 use rustc_hash::FxHashMap as HashMap;
 use timeline::{CpuTimeline, Irq, WakeContext};
-use victim::{Due, Explained, Pending, Victim};
+use victim::{Due, Explained, Filing, Pending, Victim};
 
 /// Which tasks to explain and how much to report.
 #[derive(Debug, Clone)]
@@ -87,6 +88,9 @@ pub struct ExplainOptions {
     pub irq: Option<IrqSelector>,
     /// Only kworkers' wake-ups by the queueing of a work (`source: queued`).
     pub works: bool,
+    /// Only the wake-up due at this time (trace clock, ns), within 20 µs: the one a measuring
+    /// thread timed, however late its others were.
+    pub due_ns: Option<Timestamp>,
 }
 
 impl Default for ExplainOptions {
@@ -100,6 +104,7 @@ impl Default for ExplainOptions {
             preemptions: false,
             irq: None,
             works: false,
+            due_ns: None,
         }
     }
 }
@@ -246,10 +251,13 @@ impl Explain {
         }
     }
 
-    fn threshold_ns(&self) -> u64 {
-        self.opts
-            .threshold_us
-            .map_or(0, |us| (us * 1e3).round() as u64)
+    /// Which findings are filed, from the options.
+    fn filing(&self) -> Filing {
+        Filing {
+            threshold_ns: (self.opts.threshold_us).map_or(0, |us| (us * 1e3).round() as u64),
+            due: self.opts.due_ns,
+            top: self.opts.top,
+        }
     }
 
     fn is_target(&self, pid: i32, prio: i32) -> bool {
@@ -324,11 +332,11 @@ impl Explain {
         if !self.selects(chain.as_ref(), own.due) {
             return;
         }
-        let (threshold, top) = (self.threshold_ns(), self.opts.top);
+        let filing = self.filing();
         self.unlast(pid);
         let v = self.victims.entry(pid).or_default();
         v.sched_woken = true;
-        v.commit(threshold, top);
+        v.commit(filing);
         let rhythm = v.rhythm.wake(ev.ts);
         let due = match (&chain, own.due, rhythm) {
             (Some(c), _, _) => Some(Due {
@@ -533,11 +541,11 @@ impl Explain {
         };
         let finding = self.explain_ended(&mut p, w);
         let kept = self.hold_back(true, p, w, finding);
-        let (threshold, top) = (self.threshold_ns(), self.opts.top);
+        let filing = self.filing();
         let v = self.preempted.get_mut(&w.pid).expect("taken from above");
         v.wakeups += 1;
         if let Some((_, finding)) = kept {
-            v.file(finding, threshold, top);
+            v.file(finding, filing);
         }
     }
 
@@ -619,12 +627,13 @@ impl Explain {
         self.decomposed(p, self.undecomposed(p, due, end), end)
     }
 
-    /// [`Self::explain`] for a wait that is only filed: one shorter than the threshold never is,
-    /// so it is not cut into stretches (a mark or sample that re-times it explains it again).
-    /// Its latency can only shrink when it is (a period's due time may be dropped), never grow.
+    /// [`Self::explain`] for a wait that is only filed: one shorter than the threshold, or not
+    /// due when `--due` says, never is, so it is not cut into stretches (a mark or sample that
+    /// re-times it explains it again). Cutting can only shrink its latency (a period's due time
+    /// may be dropped), never grow it or move its due time.
     fn explain_for_filing(&self, p: &Pending, due: Option<Due>, end: End) -> Finding {
         let f = self.undecomposed(p, due, end);
-        if !f.files_at(self.threshold_ns()) {
+        if !self.filing().files(&f) {
             return f;
         }
         self.decomposed(p, f, end)
@@ -800,10 +809,10 @@ impl Explain {
             return;
         }
         f.prio = prio;
-        let (threshold, top) = (self.threshold_ns(), self.opts.top);
+        let filing = self.filing();
         let v = self.victims.entry(f.pid).or_default();
         v.wakeups += 1;
-        v.file(f, threshold, top);
+        v.file(f, filing);
     }
 
     /// The wake-up of `pid` ended where the trace is not whole: no finding, no chain.

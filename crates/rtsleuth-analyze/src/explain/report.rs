@@ -26,9 +26,9 @@ impl Explain {
     fn reported_pids(&mut self) -> Vec<i32> {
         self.settle_all();
         self.timerlat_unfinished();
-        let (threshold, top) = (self.threshold_ns(), self.opts.top);
+        let filing = self.filing();
         for v in self.victims.values_mut() {
-            v.commit(threshold, top);
+            v.commit(filing);
         }
         let explicit = !self.opts.pids.is_empty() || !self.opts.comms.is_empty() || self.opts.all;
         let mut pids: Vec<i32> = (self.victims.iter())

@@ -93,19 +93,45 @@ pub struct Victim {
     pub aggregate: Aggregate,
 }
 
+/// Which findings are filed: at or above the threshold and, when `due` is given, due within
+/// [`SAME_WAKEUP_NS`] of it; of those, the `top` worst are kept.
+#[derive(Debug, Clone, Copy)]
+pub struct Filing {
+    pub threshold_ns: u64,
+    pub due: Option<Timestamp>,
+    pub top: usize,
+}
+
+/// How far a finding's due time may lie from the time `--due` names and still be that
+/// wake-up: the deadline a measuring thread slept to is its timer's due time on the `mono`
+/// clock, or a few µs off for a mark's; its next deadline is at least 50 µs later.
+pub const SAME_WAKEUP_NS: u64 = 20_000;
+
+impl Filing {
+    /// Whether `f` is filed (docs/claims.md, "Soak lines": spike_is_finding).
+    pub fn files(&self, f: &Finding) -> bool {
+        let near = |due: Timestamp| {
+            f.expected
+                .is_some_and(|e| e.abs_diff(due) <= SAME_WAKEUP_NS)
+        };
+        f.files_at(self.threshold_ns) && self.due.map_or(true, near)
+    }
+}
+
 impl Victim {
     /// Files the last explained wake-up for good.
-    pub fn commit(&mut self, threshold_ns: u64, top: usize) {
+    pub fn commit(&mut self, filing: Filing) {
         if let Some(done) = self.last.take() {
-            self.file(done.finding, threshold_ns, top);
+            self.file(done.finding, filing);
         }
     }
 
-    /// Counts a finding at or above the threshold and keeps it if it is among the worst.
-    pub fn file(&mut self, f: Finding, threshold_ns: u64, top: usize) {
-        if !f.files_at(threshold_ns) {
+    /// Counts a finding that `filing` files and keeps it if it is among the worst.
+    pub fn file(&mut self, f: Finding, filing: Filing) {
+        if !filing.files(&f) {
             return;
         }
+        let top = filing.top;
         let lat = f.latency_ns();
         self.spikes += 1;
         aggregate_into(&mut self.aggregate, &f);
@@ -223,7 +249,11 @@ mod tests {
         let mut v = Victim::default();
         for (lat, who) in [(50, 7), (300, 9), (20, 9), (200, 7), (400, 9)] {
             v.last = Some(explained(lat, who));
-            v.commit(40, 2);
+            v.commit(Filing {
+                threshold_ns: 40,
+                due: None,
+                top: 2,
+            });
         }
         let worst: Vec<u64> = v.worst.iter().map(Finding::latency_ns).collect();
         assert_eq!(worst, [400, 300]);
@@ -247,5 +277,34 @@ mod tests {
             }
         );
         assert_eq!(v.aggregate[&(Cause::KernelPath, None)].spikes, 4);
+    }
+
+    /// With a due time, only the finding due within 20 us of it is filed, however late the
+    /// others; one without a due time never is.
+    #[test]
+    fn a_due_time_files_only_the_wakeup_due_then() {
+        let filing = Filing {
+            threshold_ns: 0,
+            due: Some(1_000_000),
+            top: 5,
+        };
+        let mut v = Victim::default();
+        for (expected, lat) in [
+            (Some(1_000_000 - 20_000), 3_000_000),
+            (Some(1_000_000 + 20_001), 9_000_000),
+            (None, 8_000_000),
+            (Some(2_000_000), 7_000_000),
+        ] {
+            v.file(
+                Finding {
+                    expected,
+                    ..finding(lat, 7)
+                },
+                filing,
+            );
+        }
+        let filed: Vec<u64> = v.worst.iter().map(Finding::latency_ns).collect();
+        // Run at 1000 + 3_000_000, due at 980_000.
+        assert_eq!((filed, v.spikes), (vec![2_021_000], 1));
     }
 }

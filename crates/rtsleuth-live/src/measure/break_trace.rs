@@ -5,16 +5,16 @@
 //! The thread that sees the spike writes cyclictest's mark and turns recording off itself (one
 //! write each, prepared in advance), so the buffer ends at the spike instead of a supervisor's
 //! poll later. Only then are the pages read out, written as trace.dat and handed to `explain`,
-//! narrowed to the thread that broke.
+//! narrowed to the wake-up that broke (docs/claims.md, "Break traces").
 
+use super::spike_finding::{explain, the_spike};
 use super::thread::{OnSpike, Spike};
 use crate::cpus::CpuList;
 use crate::record::{Armed, BufferOptions};
 use crate::tracefs::SpikeStop;
 use crate::LiveError;
 use rtsleuth_analyze::document::{Block, Document};
-use rtsleuth_analyze::explain::{Explain, ExplainOptions};
-use rtsleuth_trace::input::Input;
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// The events `explain` needs, in a private instance, on the `mono` clock: CLOCK_MONOTONIC,
@@ -42,6 +42,8 @@ pub struct SavedBreak {
     pub path: PathBuf,
     pub lost_events: u64,
     pub explanation: Document,
+    /// Why the explanation holds no finding for the spike, when it does not.
+    pub unexplained: Option<String>,
     /// What restoring tracefs could not undo (the kernel expanding a never-used buffer).
     pub notes: Vec<String>,
 }
@@ -60,7 +62,7 @@ impl BreakTrace {
         &self.armed.notes
     }
 
-    /// Saves the buffer to `dir/trace.dat`, restores tracefs, and explains `event`'s thread.
+    /// Saves the buffer to `dir/trace.dat`, restores tracefs, and explains `event`'s wake-up.
     pub fn save(self, dir: &Path, event: &Spike) -> Result<SavedBreak, LiveError> {
         let BreakTrace { stop, mut armed } = self;
         drop(stop);
@@ -70,26 +72,16 @@ impl BreakTrace {
         let capture = armed.read_out(&path)?;
         let Armed { session, .. } = armed;
         let notes = session.restore()?;
-        let explanation = explain(&path, event.tid)?;
+        let explanation = explain(&path, event)?;
+        let unexplained = the_spike(&explanation.json, event).err();
         Ok(SavedBreak {
             path,
             lost_events: capture.lost_events(),
             explanation,
+            unexplained,
             notes,
         })
     }
-}
-
-/// `explain` on a saved trace, for the thread that saw the spike: its tracemark is the spike.
-pub(super) fn explain(path: &Path, tid: i32) -> Result<Document, LiveError> {
-    let mut explain = Explain::new(ExplainOptions {
-        pids: vec![tid],
-        top: 1,
-        ..ExplainOptions::default()
-    });
-    let input = Input::open(&path.to_string_lossy())?;
-    let info = rtsleuth_trace::read::read(input, &mut explain)?;
-    Ok(explain.document(&info))
 }
 
 /// What the breaking thread calls: the mark, then recording off.
@@ -105,18 +97,77 @@ impl SavedBreak {
     /// the measurement.
     pub fn attach(&self, doc: &mut Document) {
         let path = self.path.display().to_string();
-        doc.json["findings"] = self.explanation.json["findings"].clone();
         doc.json["trace_file"] = path.clone().into();
-        doc.blocks.push(Block::Pairs(
-            "Break trace".to_owned(),
-            vec![
-                ("file".to_owned(), path),
-                ("lost events".to_owned(), self.lost_events.to_string()),
-            ],
-        ));
-        doc.blocks.extend(self.explanation.blocks.iter().cloned());
+        let mut pairs = vec![
+            ("file".to_owned(), path),
+            ("lost events".to_owned(), self.lost_events.to_string()),
+        ];
+        match &self.unexplained {
+            None => doc.json["findings"] = self.explanation.json["findings"].clone(),
+            Some(why) => {
+                doc.json["break"]["unexplained"] = Value::from(why.as_str());
+                pairs.push(("not explained".to_owned(), why.clone()));
+            }
+        }
+        doc.blocks
+            .push(Block::Pairs("Break trace".to_owned(), pairs));
+        if self.unexplained.is_none() {
+            doc.blocks.extend(self.explanation.blocks.iter().cloned());
+        }
         doc.warnings
             .extend(self.explanation.warnings.iter().cloned());
         doc.warnings.extend(self.notes.iter().cloned());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn saved(unexplained: Option<&str>) -> SavedBreak {
+        SavedBreak {
+            path: PathBuf::from("/tmp/brk/trace.dat"),
+            lost_events: 0,
+            explanation: Document {
+                json: json!({"findings": [{"task": {"pid": 7}}]}),
+                blocks: vec![Block::Lines("Finding".into(), vec!["#1".into()])],
+                warnings: Vec::new(),
+            },
+            unexplained: unexplained.map(str::to_owned),
+            notes: Vec::new(),
+        }
+    }
+
+    fn measured() -> Document {
+        Document {
+            json: json!({"break": {"tid": 7}, "findings": []}),
+            blocks: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The finding of the wake-up that broke goes into the report, text and JSON.
+    #[test]
+    fn an_explained_break_carries_its_finding() {
+        let mut doc = measured();
+        saved(None).attach(&mut doc);
+        assert_eq!(doc.json["findings"][0]["task"]["pid"], 7);
+        assert!(doc.json["break"]["unexplained"].is_null());
+        assert_eq!(doc.blocks.len(), 2);
+    }
+
+    /// When explain's answer is not the spike, no finding is reported and the report says why.
+    #[test]
+    fn an_unexplained_break_says_why_and_shows_no_finding() {
+        let mut doc = measured();
+        saved(Some("no wake-up due then")).attach(&mut doc);
+        assert_eq!(doc.json["findings"], json!([]));
+        assert_eq!(doc.json["break"]["unexplained"], "no wake-up due then");
+        let Block::Pairs(_, pairs) = &doc.blocks[0] else {
+            panic!("{:?}", doc.blocks);
+        };
+        assert!(pairs.contains(&("not explained".into(), "no wake-up due then".into())));
+        assert_eq!(doc.blocks.len(), 1);
     }
 }

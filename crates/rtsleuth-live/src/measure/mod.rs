@@ -14,6 +14,7 @@ pub mod options;
 pub mod progress;
 pub mod report;
 pub mod soak;
+pub mod spike_finding;
 pub mod summary;
 pub mod thread;
 

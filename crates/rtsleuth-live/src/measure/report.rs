@@ -114,6 +114,7 @@ fn break_json(b: &Spike) -> Value {
         "latency_us": us(b.latency_ns),
         "threshold_us": us(b.threshold_ns),
         "cycle": b.cycle,
+        "expected_mono_ns": b.expected_ns,
     })
 }
 

@@ -1,6 +1,7 @@
-//! Soak lines (docs/claims.md, "Soak lines"): what each `rtsleuth.spike/1` line claims about
-//! the spike it explains, checked from the findings file and the run's `rtsleuth.measure/1`
-//! document alone, with the referee's own sums. The captures are not in the corpus (about 8 MB
+//! Soak lines and break traces (docs/claims.md, "Soak lines", "Break traces"): what each
+//! `rtsleuth.spike/1` line, and a `measure --break` document, claims about the spike it
+//! explains, checked from the findings file and the run's `rtsleuth.measure/1` document alone,
+//! with the referee's own sums. The captures are not in the corpus (about 8 MB
 //! each), so a finding's own claims are left to explain's rules on ordinary traces.
 
 use serde_json::Value;
@@ -52,24 +53,7 @@ fn check_line(l: &Value, out: &mut Vec<String>) {
         }
         return;
     }
-    if f["task"]["pid"] != spike["tid"] {
-        out.push(format!(
-            "[spike_is_finding] line {n}: another task's finding"
-        ));
-    }
-    let due_ns = num(&f["expected_ts"]) * 1e9;
-    let off = (due_ns - num(&spike["expected_mono_ns"])).abs();
-    if off > SLACK_NS {
-        out.push(format!(
-            "[spike_is_finding] line {n}: due {off:.0} ns from the deadline"
-        ));
-    }
-    let (found, measured) = (num(&f["latency_us"]), num(&spike["latency_us"]));
-    if found * 1e3 > measured * 1e3 + SLACK_NS {
-        out.push(format!(
-            "[finding_matches_measure] line {n}: {found} us found, {measured} us measured"
-        ));
-    }
+    check_spike(spike, f, &format!("line {n}"), out);
     let mut own: BTreeMap<Cause, Row> = BTreeMap::new();
     for c in f["components"].as_array().into_iter().flatten() {
         let us = num(&c["us"]);
@@ -83,6 +67,47 @@ fn check_line(l: &Value, out: &mut Vec<String>) {
             "[aggregate] line {n}: rows {printed:?}, its finding's stretches make {own:?}"
         ));
     }
+}
+
+/// What a finding claims about the spike it explains: the same task, due at the spike's
+/// deadline, not longer than measured.
+fn check_spike(spike: &Value, f: &Value, which: &str, out: &mut Vec<String>) {
+    if f["task"]["pid"] != spike["tid"] {
+        out.push(format!(
+            "[spike_is_finding] {which}: another task's finding"
+        ));
+    }
+    let due_ns = num(&f["expected_ts"]) * 1e9;
+    let off = (due_ns - num(&spike["expected_mono_ns"])).abs();
+    // A time missing makes NaN, which is not within the slack either.
+    if off.is_nan() || off > SLACK_NS {
+        out.push(format!(
+            "[spike_is_finding] {which}: due {off:.0} ns from the deadline"
+        ));
+    }
+    let (found, measured) = (num(&f["latency_us"]), num(&spike["latency_us"]));
+    let over = found * 1e3 - measured * 1e3;
+    if over.is_nan() || over > SLACK_NS {
+        out.push(format!(
+            "[finding_matches_measure] {which}: {found} us found, {measured} us measured"
+        ));
+    }
+}
+
+/// Break traces (docs/claims.md): the `measure --break` document's findings against its
+/// `break`, the spike that stopped the run.
+pub fn break_violations(measure: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let (spike, findings) = (&measure["break"], &measure["findings"]);
+    match findings.as_array().map(Vec::as_slice) {
+        Some([]) if spike["unexplained"].is_string() => {}
+        Some([]) => out.push("[spike_is_finding] break: no finding and no reason".into()),
+        Some([f]) => check_spike(spike, f, "break", &mut out),
+        _ => out.push(format!(
+            "[spike_is_finding] break: findings should be one or none, not {findings}"
+        )),
+    }
+    out
 }
 
 /// seen = captured + missed; captured = the lines = explained + unexplained.
@@ -133,8 +158,82 @@ fn num(v: &Value) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::violations;
+    use super::{break_violations, violations};
     use serde_json::Value;
+
+    fn read_json(path: std::path::PathBuf) -> Value {
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    fn recorded_break() -> Value {
+        read_json(super::super::root().join("tests/fixtures/recorded/break/measure.json"))
+    }
+
+    /// The recorded break (tests/fixtures/recorded/break) keeps every claim of its findings.
+    #[test]
+    fn the_recorded_break_keeps_its_claims() {
+        let measure = recorded_break();
+        assert_eq!(measure["findings"].as_array().unwrap().len(), 1);
+        assert_eq!(break_violations(&measure), Vec::<String>::new());
+    }
+
+    /// The example that failed before the engine kept the rule: 0bd32e2's break carried no
+    /// deadline, so nothing tied its finding to the spike that broke.
+    #[test]
+    fn a_break_without_its_deadline_is_flagged() {
+        let dir = super::super::root().join("tests/fixtures/recorded/break");
+        let found = break_violations(&read_json(dir.join("measure-0bd32e2.json")));
+        assert_eq!(
+            found,
+            ["[spike_is_finding] break: due NaN ns from the deadline"]
+        );
+    }
+
+    /// Each claim of the break broken on purpose is flagged by its own rule, and only by it.
+    #[test]
+    fn each_broken_break_claim_is_flagged_by_its_rule() {
+        let measure = recorded_break();
+        type Break = fn(&mut Value);
+        let breaks: [(&str, Break); 6] = [
+            ("finding_matches_measure", |m| {
+                let us = m["findings"][0]["latency_us"].as_f64().unwrap();
+                m["break"]["latency_us"] = (us - 21.0).into();
+            }),
+            ("spike_is_finding", |m| {
+                let ns = m["break"]["expected_mono_ns"].as_f64().unwrap();
+                m["break"]["expected_mono_ns"] = (ns + 21_000.0).into();
+            }),
+            ("spike_is_finding", |m| {
+                m["break"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("expected_mono_ns");
+            }),
+            ("spike_is_finding", |m| m["break"]["tid"] = 1.into()),
+            ("spike_is_finding", |m| {
+                let f = m["findings"][0].clone();
+                m["findings"] = vec![f.clone(), f].into();
+            }),
+            ("spike_is_finding", |m| {
+                m["findings"] = Vec::<Value>::new().into()
+            }),
+        ];
+        for (rule, broken) in breaks {
+            let mut m = measure.clone();
+            broken(&mut m);
+            let found = break_violations(&m);
+            assert!(!found.is_empty(), "{rule}: nothing flagged");
+            let tag = format!("[{rule}]");
+            assert!(
+                found.iter().all(|v| v.starts_with(&tag)),
+                "{rule}: {found:?}"
+            );
+        }
+        let mut unexplained = measure.clone();
+        unexplained["findings"] = Vec::<Value>::new().into();
+        unexplained["break"]["unexplained"] = "no wake-up due at the deadline".into();
+        assert_eq!(break_violations(&unexplained), Vec::<String>::new());
+    }
 
     fn recorded() -> (Vec<Value>, Value) {
         let dir = super::super::root().join("tests/fixtures/recorded/soak");

@@ -4,7 +4,8 @@
 //! locked and goes back when it exits. In-process is for callers without the binary (tests,
 //! other programs built on this crate).
 
-use super::super::break_trace::explain;
+use crate::measure::spike_finding::{explain, seconds};
+use crate::measure::thread::Spike;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -12,25 +13,29 @@ use std::process::Command;
 #[derive(Debug, Clone)]
 pub enum Explainer {
     InProcess,
-    /// The rtsleuth binary to run `explain --pid TID --top 1 --json` with.
+    /// The rtsleuth binary to run `explain --pid TID --due DEADLINE --top 1 --json` with.
     Program(PathBuf),
 }
 
 impl Explainer {
-    /// explain's JSON document for `tid` in the capture at `path`, or why there is none.
-    pub fn explain(&self, path: &Path, tid: i32) -> Result<Value, String> {
+    /// explain's JSON document for `spike`'s wake-up in the capture at `path`, or why there
+    /// is none.
+    pub fn explain(&self, path: &Path, spike: &Spike) -> Result<Value, String> {
         match self {
-            Explainer::InProcess => explain(path, tid)
+            Explainer::InProcess => explain(path, spike)
                 .map(|doc| doc.json)
                 .map_err(|e| e.to_string()),
-            Explainer::Program(program) => run(program, path, tid),
+            Explainer::Program(program) => run(program, path, spike),
         }
     }
 }
 
-fn run(program: &Path, path: &Path, tid: i32) -> Result<Value, String> {
+fn run(program: &Path, path: &Path, spike: &Spike) -> Result<Value, String> {
+    let (tid, due) = (spike.tid.to_string(), seconds(spike.expected_ns));
     let out = Command::new(program)
-        .args(["explain", "--pid", &tid.to_string(), "--top", "1", "--json"])
+        .args([
+            "explain", "--pid", &tid, "--due", &due, "--top", "1", "--json",
+        ])
         .arg(path)
         .output()
         .map_err(|e| format!("running {}: {e}", program.display()))?;

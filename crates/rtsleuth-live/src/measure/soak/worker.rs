@@ -8,6 +8,7 @@ use super::line::{spike_line, Capture, Explained};
 use super::recorder::FlightRecorder;
 use super::tally::Tally;
 use crate::clock::mono;
+use crate::measure::spike_finding::the_spike;
 use crate::measure::thread::Spike;
 use crate::record::{spool_dir, write_tracedat, Armed, TraceMeta};
 use crate::LiveError;
@@ -22,12 +23,6 @@ use std::time::{Duration, SystemTime};
 
 /// How often an idle worker looks whether the run is over.
 const IDLE: Duration = Duration::from_millis(100);
-
-/// How far the finding's due time may lie from the deadline the thread slept to and still be
-/// that wake-up: a timer's due time is the deadline itself on the `mono` clock, a mark's is a
-/// switch-in minus the thread's own figure (a few µs off); the thread's next deadline is at
-/// least 50 µs away.
-const SAME_WAKEUP_NS: u64 = 20_000;
 
 pub struct Worker<'a> {
     armed: &'a mut Armed,
@@ -100,7 +95,7 @@ impl<'a> Worker<'a> {
         let wall = SystemTime::now() - Duration::from_nanos(mono().saturating_sub(spike.woke_ns));
         let (path, blind_ns) = self.capture(spike, recorder)?;
         // A capture explain cannot read is one unexplained spike, not the end of the night.
-        let doc = self.explainer.explain(&path, spike.tid);
+        let doc = self.explainer.explain(&path, spike);
         let explained = explained(&doc, spike);
         let kept = self
             .kept
@@ -173,80 +168,5 @@ fn explained<'a>(doc: &'a Result<Value, String>, spike: &Spike) -> Explained<'a>
             aggregate: &[],
             warnings: &[],
         },
-    }
-}
-
-/// The finding of the capture that is the spike: the thread's worst wake-up in it, due at
-/// the deadline the thread slept to.
-fn the_spike<'a>(doc: &'a Value, spike: &Spike) -> Result<&'a Value, String> {
-    let Some(f) = doc["findings"].get(0) else {
-        return Err(format!(
-            "the capture holds no wake-up of tid {} to explain",
-            spike.tid
-        ));
-    };
-    let due_ns = f["expected_ts"].as_f64().map(|s| (s * 1e9).round() as u64);
-    match due_ns {
-        Some(due) if due.abs_diff(spike.expected_ns) <= SAME_WAKEUP_NS => Ok(f),
-        Some(due) => Err(format!(
-            "the worst wake-up of tid {} in the capture was due at {}, not at the spike's deadline {}",
-            spike.tid,
-            seconds(due),
-            seconds(spike.expected_ns)
-        )),
-        None => Err(format!(
-            "explain found tid {}'s worst wake-up without a due time",
-            spike.tid
-        )),
-    }
-}
-
-fn seconds(ns: u64) -> String {
-    format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn spike() -> Spike {
-        Spike {
-            thread: 0,
-            cpu: 0,
-            tid: 77,
-            latency_ns: 1_500_000,
-            threshold_ns: 500_000,
-            cycle: 10,
-            expected_ns: 1_000_123_456_789,
-            woke_ns: 1_000_124_956_789,
-        }
-    }
-
-    #[test]
-    fn the_finding_due_at_the_deadline_is_the_spike() {
-        // A timer's due time is the deadline itself; a mark's a few us off.
-        for due in ["1000.123456789", "1000.123460000"] {
-            let doc = json!({"findings": [{"expected_ts": due.parse::<f64>().unwrap()}]});
-            assert!(the_spike(&doc, &spike()).is_ok(), "{due}");
-        }
-    }
-
-    #[test]
-    fn another_wakeup_or_none_is_not_the_spike() {
-        let next = json!({"findings": [{"expected_ts": 1000.124456789}]});
-        let err = the_spike(&next, &spike()).unwrap_err();
-        assert!(
-            err.contains("due at 1000.124456789, not at the spike's deadline 1000.123456789"),
-            "{err}"
-        );
-        let none = json!({"findings": []});
-        assert!(the_spike(&none, &spike())
-            .unwrap_err()
-            .contains("no wake-up of tid 77"));
-        let undue = json!({"findings": [{"expected_ts": null}]});
-        assert!(the_spike(&undue, &spike())
-            .unwrap_err()
-            .contains("without a due time"));
     }
 }
