@@ -102,6 +102,7 @@ impl TaskNames {
 
     /// Learns `comm` for `pid` and, when `prio` is the event's statement for it, the task's
     /// priority in the same lookup; returns what that statement replaced.
+    #[inline]
     fn learn_stating(
         &mut self,
         pid: i32,
@@ -120,18 +121,22 @@ impl TaskNames {
     }
 
     /// Records `comm` for `pid` unless it is the `<...>` placeholder. Allocates only when the
-    /// name changes.
+    /// name changes. Called for most events: inlined, a task already named costs no call.
+    #[inline]
     pub fn learn(&mut self, pid: i32, comm: &str) {
         if !knows(comm) {
             return;
         }
         match self.tasks.get_mut(&pid) {
             Some(task) => name(task, comm),
-            None => {
-                let name = comm.to_string();
-                self.tasks.insert(pid, Task { name, prio: None });
-            }
+            None => self.add(pid, comm),
         }
+    }
+
+    #[inline(never)]
+    fn add(&mut self, pid: i32, comm: &str) {
+        let name = comm.to_string();
+        self.tasks.insert(pid, Task { name, prio: None });
     }
 
     pub fn get(&self, pid: i32) -> &str {
@@ -158,11 +163,19 @@ impl TaskNames {
     }
 }
 
+/// Names `task` `comm`. Called for most events, and the name is nearly always the one it
+/// has: inlined, that is one comparison rather than a call that saves and restores registers.
+#[inline(always)]
 fn name(task: &mut Task, comm: &str) {
     if !same_comm(&task.name, comm) {
-        task.name.clear();
-        task.name.push_str(comm);
+        rename(task, comm);
     }
+}
+
+#[inline(never)]
+fn rename(task: &mut Task, comm: &str) {
+    task.name.clear();
+    task.name.push_str(comm);
 }
 
 #[cfg(test)]

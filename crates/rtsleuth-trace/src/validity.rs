@@ -79,31 +79,39 @@ impl History {
     }
 
     /// Notes an event; false when it is older than the previous event of its CPU (the CPU's
-    /// order is broken: what was in flight there cannot be trusted).
+    /// order is broken: what was in flight there cannot be trusted). Called for every event:
+    /// inlined, the common case (a CPU already seen) costs no call.
+    #[inline]
     pub fn event(&mut self, ts: Timestamp, cpu: u32) -> bool {
         self.trace_start.get_or_insert(ts);
         match self.cpus.get_mut(cpu as usize).and_then(Option::as_mut) {
             Some(s) if ts < s.last => return false,
             Some(s) => s.last = ts,
-            // No reader hands out such an event (see `MAX_CPUS`).
-            None if !possible_cpu(u64::from(cpu)) => {}
-            None => {
-                if self.cpus.len() <= cpu as usize {
-                    self.cpus.resize(cpu as usize + 1, None);
-                }
-                self.cpus[cpu as usize] = Some(CpuSpan {
-                    first: ts,
-                    last: ts,
-                });
-                if self.named.contains(&cpu) {
-                    self.unseen -= 1;
-                }
-                if self.overwritten(cpu) {
-                    self.window_start = self.window_start.max(ts);
-                }
-            }
+            None => self.first_event(ts, cpu),
         }
         true
+    }
+
+    /// The first event of `cpu`: its recorded history begins.
+    #[inline(never)]
+    fn first_event(&mut self, ts: Timestamp, cpu: u32) {
+        // No reader hands out such an event (see `MAX_CPUS`).
+        if !possible_cpu(u64::from(cpu)) {
+            return;
+        }
+        if self.cpus.len() <= cpu as usize {
+            self.cpus.resize(cpu as usize + 1, None);
+        }
+        self.cpus[cpu as usize] = Some(CpuSpan {
+            first: ts,
+            last: ts,
+        });
+        if self.named.contains(&cpu) {
+            self.unseen -= 1;
+        }
+        if self.overwritten(cpu) {
+            self.window_start = self.window_start.max(ts);
+        }
     }
 
     /// Where something on `cpu` can be measured from: the common window's start, never before

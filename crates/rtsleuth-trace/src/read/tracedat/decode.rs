@@ -4,6 +4,7 @@
 //! `PERF_SAMPLE_RAW` part of its samples; both readers decode them here, with the event
 //! formats their file carries.
 
+use super::event_format::EventFormat;
 use super::render;
 use super::typed::Typed;
 use super::Metadata;
@@ -25,6 +26,23 @@ struct Plan {
     /// text or has fields the event model reads ([`Event::FIELDS_READ`]). Most events
     /// without a kind (`sched_stat_runtime`) are then never printed.
     print: bool,
+}
+
+impl Plan {
+    /// The plan for the records of `format`, for a sink that wants `decode`.
+    #[inline(never)]
+    fn of(format: &EventFormat, decode: Decode) -> Plan {
+        let name: &str = &format.name;
+        let fast = Typed::for_format(format);
+        let slow = payload::decoder(name).filter(|_| fast.is_none());
+        let wanted = decode.wants(name);
+        Plan {
+            typed: wanted && (fast.is_some() || slow.is_some()),
+            print: wanted && decode.prints(name, slow.is_some()),
+            fast,
+            slow,
+        }
+    }
 }
 
 /// A decoded record; its strings borrow the record and the decoder.
@@ -156,19 +174,13 @@ impl<'m> Planner<'m> {
             *self.unknown_ids.entry(id).or_default() += 1;
             return None;
         };
-        let decode = self.decode;
-        let plan = self.plans[usize::from(id)].get_or_insert_with(|| {
-            let name: &str = &format.name;
-            let fast = Typed::for_format(format);
-            let slow = payload::decoder(name).filter(|_| fast.is_none());
-            let wanted = decode.wants(name);
-            Plan {
-                typed: wanted && (fast.is_some() || slow.is_some()),
-                print: wanted && decode.prints(name, slow.is_some()),
-                fast,
-                slow,
-            }
-        });
+        // Planned once per id; the planning stays out of line, so that this per-record path
+        // is a test rather than a call.
+        let slot = &mut self.plans[usize::from(id)];
+        if slot.is_none() {
+            *slot = Some(Plan::of(format, self.decode));
+        }
+        let plan = slot.as_ref().expect("planned above");
         if plan.print {
             render::payload(text, format, data, &self.cx);
         }
