@@ -102,7 +102,7 @@ impl TaskNames {
 
     /// Learns `comm` for `pid` and, when `prio` is the event's statement for it, the task's
     /// priority in the same lookup; returns what that statement replaced.
-    #[inline]
+    #[inline(always)]
     fn learn_stating(
         &mut self,
         pid: i32,
