@@ -44,6 +44,9 @@ struct Bursts<'a> {
     culprit: &'a str,
     /// The time recording was off after each finding's spike.
     captures: Vec<Range<u64>>,
+    /// The host's stalls the findings show (`black_hole`: nothing recorded, the VM not
+    /// running): a burst inside one ran while the VM did not, and delayed no one in the trace.
+    stalls: Vec<Range<u64>>,
     /// Bursts from here to `until` fell while the measuring thread ran: it started no later
     /// than its earliest spike's deadline less one interval per wake-up before it (skipped
     /// deadlines only make the start earlier), and ran 30 s from after `began`.
@@ -53,6 +56,11 @@ struct Bursts<'a> {
 
 /// Slack around a burst for the hog's first and last instructions beside its clock reads.
 const SLACK_NS: u64 = 1_000_000;
+
+/// A component's time `field` in CLOCK_MONOTONIC ns.
+fn seconds(c: &Value, field: &str) -> u64 {
+    (c[field].as_f64().unwrap() * 1e9) as u64
+}
 
 fn spike_ns(line: &Value, field: &str) -> u64 {
     (line["spike"][field].as_f64().unwrap() * 1000.0) as u64
@@ -71,6 +79,17 @@ impl<'a> Bursts<'a> {
                 woke..woke + spike_ns(line, "blind_us")
             })
             .collect();
+        let stalls = all
+            .iter()
+            .flat_map(|line| {
+                line["finding"]["components"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+            })
+            .filter(|c| c["kind"] == "black_hole")
+            .map(|c| seconds(c, "start_ts")..seconds(c, "end_ts"))
+            .collect();
         let from = all
             .iter()
             .map(|line| due(line) - line["spike"]["cycle"].as_u64().unwrap() * 1_000_000)
@@ -80,6 +99,7 @@ impl<'a> Bursts<'a> {
             spans,
             culprit,
             captures,
+            stalls,
             from,
             until,
         }
@@ -88,7 +108,6 @@ impl<'a> Bursts<'a> {
     /// The burst the finding of `line` blames the hog for: every one of its components naming
     /// the hog lies inside that burst (the trace's clock is CLOCK_MONOTONIC).
     fn blamed_for(&self, line: &Value) -> Option<usize> {
-        let seconds = |c: &Value, f: &str| (c[f].as_f64().unwrap() * 1e9) as u64;
         let parts = line["finding"]["components"].as_array()?.iter();
         let mut bursts = parts.filter(|c| c["culprit"] == self.culprit).map(|c| {
             let (start, end) = (seconds(c, "start_ts"), seconds(c, "end_ts"));
@@ -105,14 +124,19 @@ impl<'a> Bursts<'a> {
         Some(first)
     }
 
-    /// Whether no capture but those of `own` findings had recording off around burst `b`.
+    /// Whether no capture but those of `own` findings had recording off around burst `b`,
+    /// and the host's stalls left enough of it to make a spike: what of a burst falls in a
+    /// stall delays no one after it, and a wake-up due in the rest is late by that rest at
+    /// most, under the soak's 500 us threshold when it is shorter.
     fn visible(&self, b: usize, own: &[usize]) -> bool {
         let (s, e) = self.spans[b];
         let around = s - SLACK_NS..e + SLACK_NS;
-        self.captures
-            .iter()
-            .enumerate()
-            .all(|(i, off)| own.contains(&i) || off.end <= around.start || off.start >= around.end)
+        let apart = |r: &Range<u64>| r.end <= around.start || r.start >= around.end;
+        let stalled: u64 = (self.stalls.iter())
+            .map(|st| st.end.min(e).saturating_sub(st.start.max(s)))
+            .sum();
+        (e - s).saturating_sub(stalled) >= 500_000
+            && (self.captures.iter().enumerate()).all(|(i, off)| own.contains(&i) || apart(off))
     }
 
     /// Each burst is blamed in one finding at most; a finding whose deadline fell in its
@@ -144,9 +168,17 @@ impl<'a> Bursts<'a> {
             .filter(|&b| self.visible(b, &by_burst[b]))
             .collect();
         let missing: Vec<_> = seen.iter().filter(|&&b| by_burst[b].is_empty()).collect();
+        // The lines due within 50 ms of the first burst missing, to tell what became of it.
+        let near: Vec<&Value> = missing.first().map_or(Vec::new(), |&&b| {
+            let (s, e) = self.spans[b];
+            (all.iter())
+                .filter(|l| due(l) + 50_000_000 >= s && due(l) <= e + 50_000_000)
+                .collect()
+        });
         assert!(
             missing.is_empty(),
-            "bursts {missing:?} of {:?} were recorded but no finding blames the hog: {tally}",
+            "bursts {missing:?} of {:?} were recorded but no finding blames the hog: {tally}; \
+             the lines around the first: {near:?}",
             self.spans
         );
         assert!(
