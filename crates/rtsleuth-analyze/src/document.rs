@@ -93,3 +93,20 @@ pub fn round3(us: f64) -> f64 {
 pub fn fmt_ts(ts: u64) -> String {
     format!("{}.{:06}", ts / 1_000_000_000, (ts % 1_000_000_000) / 1000)
 }
+
+/// Formats a trace timestamp in seconds to the nanosecond, as `trace-cmd report -N` prints it
+/// and `explain --due` reads it.
+pub fn fmt_ts_nanos(ts: u64) -> String {
+    format!("{}.{:09}", ts / 1_000_000_000, ts % 1_000_000_000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fmt_ts_nanos;
+
+    #[test]
+    fn nanosecond_times_keep_every_nanosecond() {
+        assert_eq!(fmt_ts_nanos(1_000_000_000_007), "1000.000000007");
+        assert_eq!(fmt_ts_nanos(999), "0.000000999");
+    }
+}

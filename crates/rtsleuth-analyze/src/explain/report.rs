@@ -8,7 +8,9 @@ use super::period::INTERVALS;
 use super::timeline::Irq;
 use super::victim::{aggregate_into, Aggregate, Spikes, Target};
 use super::{CauseTotal, Explain, Outline, OutlineStretch};
-use crate::document::{fmt_ts, fmt_us, round3, trace_json, Align, Block, Document, Table};
+use crate::document::{
+    fmt_ts, fmt_ts_nanos, fmt_us, round3, trace_json, Align, Block, Document, Table,
+};
 use crate::wakeups::RunAt as WakeEnd;
 use rtsleuth_trace::event::{ns_to_us, ts_to_secs, TimerlatContext, Timestamp};
 use rtsleuth_trace::read::TraceInfo;
@@ -960,7 +962,7 @@ fn fmt_ts_ns(ts: Timestamp) -> String {
     if ts % 1000 == 0 {
         fmt_ts(ts)
     } else {
-        format!("{}.{:09}", ts / 1_000_000_000, ts % 1_000_000_000)
+        fmt_ts_nanos(ts)
     }
 }
 

@@ -5,7 +5,7 @@
 
 use super::thread::Spike;
 use crate::LiveError;
-use rtsleuth_analyze::document::Document;
+use rtsleuth_analyze::document::{fmt_ts_nanos, Document};
 use rtsleuth_analyze::explain::{Explain, ExplainOptions, SAME_WAKEUP_NS};
 use rtsleuth_trace::input::Input;
 use serde_json::Value;
@@ -31,7 +31,7 @@ pub fn the_spike<'a>(doc: &'a Value, spike: &Spike) -> Result<&'a Value, String>
         return Err(format!(
             "the trace holds no wake-up of tid {} due at the spike's deadline {}",
             spike.tid,
-            seconds(spike.expected_ns)
+            fmt_ts_nanos(spike.expected_ns)
         ));
     };
     let due_ns = f["expected_ts"].as_f64().map(|s| (s * 1e9).round() as u64);
@@ -40,19 +40,14 @@ pub fn the_spike<'a>(doc: &'a Value, spike: &Spike) -> Result<&'a Value, String>
         Some(due) => Err(format!(
             "explain's wake-up of tid {} was due at {}, not at the spike's deadline {}",
             spike.tid,
-            seconds(due),
-            seconds(spike.expected_ns)
+            fmt_ts_nanos(due),
+            fmt_ts_nanos(spike.expected_ns)
         )),
         None => Err(format!(
             "explain found tid {}'s wake-up without a due time",
             spike.tid
         )),
     }
-}
-
-/// `ns` as `explain --due` reads it and traces print it: seconds to nine decimals.
-pub fn seconds(ns: u64) -> String {
-    format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000)
 }
 
 #[cfg(test)]
@@ -98,11 +93,5 @@ mod tests {
         assert!(the_spike(&undue, &spike())
             .unwrap_err()
             .contains("without a due time"));
-    }
-
-    #[test]
-    fn seconds_keep_every_nanosecond() {
-        assert_eq!(seconds(1_000_000_000_007), "1000.000000007");
-        assert_eq!(seconds(999), "0.000000999");
     }
 }

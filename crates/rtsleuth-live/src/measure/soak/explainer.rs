@@ -4,8 +4,9 @@
 //! locked and goes back when it exits. In-process is for callers without the binary (tests,
 //! other programs built on this crate).
 
-use crate::measure::spike_finding::{explain, seconds};
+use crate::measure::spike_finding::explain;
 use crate::measure::thread::Spike;
+use rtsleuth_analyze::document::fmt_ts_nanos;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -31,7 +32,7 @@ impl Explainer {
 }
 
 fn run(program: &Path, path: &Path, spike: &Spike) -> Result<Value, String> {
-    let (tid, due) = (spike.tid.to_string(), seconds(spike.expected_ns));
+    let (tid, due) = (spike.tid.to_string(), fmt_ts_nanos(spike.expected_ns));
     let out = Command::new(program)
         .args([
             "explain", "--pid", &tid, "--due", &due, "--top", "1", "--json",
