@@ -102,18 +102,20 @@ impl SavedBreak {
             ("file".to_owned(), path),
             ("lost events".to_owned(), self.lost_events.to_string()),
         ];
-        match &self.unexplained {
-            None => doc.json["findings"] = self.explanation.json["findings"].clone(),
+        let shown: &[Block] = match &self.unexplained {
+            None => {
+                doc.json["findings"] = self.explanation.json["findings"].clone();
+                &self.explanation.blocks
+            }
             Some(why) => {
                 doc.json["break"]["unexplained"] = Value::from(why.as_str());
                 pairs.push(("not explained".to_owned(), why.clone()));
+                &[]
             }
-        }
+        };
         doc.blocks
             .push(Block::Pairs("Break trace".to_owned(), pairs));
-        if self.unexplained.is_none() {
-            doc.blocks.extend(self.explanation.blocks.iter().cloned());
-        }
+        doc.blocks.extend(shown.iter().cloned());
         doc.warnings
             .extend(self.explanation.warnings.iter().cloned());
         doc.warnings.extend(self.notes.iter().cloned());

@@ -221,13 +221,7 @@ mod tests {
         for (rule, broken) in breaks {
             let mut m = measure.clone();
             broken(&mut m);
-            let found = break_violations(&m);
-            assert!(!found.is_empty(), "{rule}: nothing flagged");
-            let tag = format!("[{rule}]");
-            assert!(
-                found.iter().all(|v| v.starts_with(&tag)),
-                "{rule}: {found:?}"
-            );
+            assert_flagged_by(rule, &break_violations(&m));
         }
         let mut unexplained = measure.clone();
         unexplained["findings"] = Vec::<Value>::new().into();
@@ -239,8 +233,17 @@ mod tests {
         let dir = super::super::root().join("tests/fixtures/recorded/soak");
         let text = std::fs::read_to_string(dir.join("findings.jsonl")).unwrap();
         let lines = text.lines().map(|l| serde_json::from_str(l).unwrap());
-        let measure = std::fs::read_to_string(dir.join("measure.json")).unwrap();
-        (lines.collect(), serde_json::from_str(&measure).unwrap())
+        (lines.collect(), read_json(dir.join("measure.json")))
+    }
+
+    /// `found` is not empty, and every claim in it is `rule`'s.
+    fn assert_flagged_by(rule: &str, found: &[String]) {
+        assert!(!found.is_empty(), "{rule}: nothing flagged");
+        let tag = format!("[{rule}]");
+        assert!(
+            found.iter().all(|v| v.starts_with(&tag)),
+            "{rule}: {found:?}"
+        );
     }
 
     /// The recorded soak (tests/fixtures/recorded/soak) keeps every claim of its lines.
@@ -275,13 +278,7 @@ mod tests {
         for (rule, broken) in breaks {
             let (mut l, mut m) = (lines.clone(), measure.clone());
             broken(&mut l, &mut m);
-            let found = violations(&l, &m);
-            assert!(!found.is_empty(), "{rule}: nothing flagged");
-            let tag = format!("[{rule}]");
-            assert!(
-                found.iter().all(|v| v.starts_with(&tag)),
-                "{rule}: {found:?}"
-            );
+            assert_flagged_by(rule, &violations(&l, &m));
         }
     }
 }
