@@ -7,7 +7,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use rtsleuth_analyze::document::Document;
-use rtsleuth_analyze::explain::{Explain, ExplainOptions};
+use rtsleuth_analyze::explain::{due_ns_of_seconds, Explain, ExplainOptions};
 use rtsleuth_analyze::irq::{Irq, IrqOptions};
 use rtsleuth_analyze::latency::{Latency, LatencyOptions};
 use rtsleuth_analyze::stats::Stats;
@@ -41,7 +41,7 @@ fn document_json(
 
 /// `rtsleuth explain --json`: the worst wake-ups and what made each late.
 #[pyfunction]
-#[pyo3(signature = (path, all=false, top=5, threshold_us=None, pids=None, tasks=None, preemptions=false))]
+#[pyo3(signature = (path, all=false, top=5, threshold_us=None, pids=None, tasks=None, preemptions=false, due=None))]
 #[allow(clippy::too_many_arguments)]
 fn explain(
     py: Python<'_>,
@@ -52,6 +52,7 @@ fn explain(
     pids: Option<Vec<i32>>,
     tasks: Option<Vec<String>>,
     preemptions: bool,
+    due: Option<f64>,
 ) -> PyResult<String> {
     let (pids, comms) = (pids.unwrap_or_default(), tasks.unwrap_or_default());
     if all && !(pids.is_empty() && comms.is_empty()) {
@@ -59,6 +60,11 @@ fn explain(
             "all=True explains every task; it cannot be combined with pids or tasks",
         ));
     }
+    let due_ns = (due.map(|secs| {
+        due_ns_of_seconds(secs)
+            .ok_or_else(|| PyValueError::new_err(format!("due={secs} is not a time in seconds")))
+    }))
+    .transpose()?;
     let opts = ExplainOptions {
         pids,
         comms,
@@ -68,7 +74,7 @@ fn explain(
         preemptions,
         irq: None,
         works: false,
-        due_ns: None,
+        due_ns,
     };
     document_json(py, || {
         let mut explain = Explain::new(opts);

@@ -92,6 +92,19 @@ class ExplainMatchesCli(unittest.TestCase):
         py = rtsleuth.explain(TRACE, threshold_us=1000, tasks=["cyclictest"])
         self.assertEqual(py.json, cli)
 
+    def test_a_due_time_is_the_clis(self):
+        # A timer's wake-up other than the worst, asked for by its task and due time, is
+        # the one finding.
+        timed = [f for f in self.cli["findings"] if f["source"] == "timer"]
+        due, pid = timed[1]["expected_ts"], timed[1]["task"]["pid"]
+        cli = cli_json("explain", "--pid", str(pid), "--due", f"{due:.9f}")
+        self.assertEqual(len(cli["findings"]), 1)
+        self.assertEqual(cli["findings"][0]["expected_ts"], due)
+        self.assertEqual(rtsleuth.explain(TRACE, pids=[pid], due=due).json, cli)
+        for bad in (-1.0, float("nan"), float("inf")):
+            with self.assertRaisesRegex(ValueError, "is not a time in seconds"):
+                rtsleuth.explain(TRACE, due=bad)
+
 
 class LatencyMatchesCli(unittest.TestCase):
     def test_tasks_row_for_row(self):

@@ -22,7 +22,7 @@ mod wq;
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use rtsleuth_analyze::document::{Block, Document};
-use rtsleuth_analyze::explain::{Explain, ExplainOptions};
+use rtsleuth_analyze::explain::{due_ns_of_seconds, Explain, ExplainOptions};
 use rtsleuth_analyze::fleet::{SetStats, Traced};
 use rtsleuth_analyze::latency::{IrqSelector, Latency, LatencyOptions, SortKey};
 use rtsleuth_analyze::stats::Stats;
@@ -162,10 +162,9 @@ struct Selection {
 
 /// `--due`'s seconds as trace-clock nanoseconds (an f64 keeps them to a few ns for a year).
 fn parse_due(s: &str) -> Result<u64, String> {
-    match s.parse::<f64>() {
-        Ok(secs) if secs.is_finite() && secs >= 0.0 => Ok((secs * 1e9).round() as u64),
-        _ => Err(format!("{s:?} is not a time in seconds")),
-    }
+    (s.parse::<f64>().ok())
+        .and_then(due_ns_of_seconds)
+        .ok_or_else(|| format!("{s:?} is not a time in seconds"))
 }
 
 impl Selection {

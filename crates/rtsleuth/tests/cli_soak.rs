@@ -47,6 +47,9 @@ struct Bursts<'a> {
     /// The host's stalls the findings show (`black_hole`: nothing recorded, the VM not
     /// running): a burst inside one ran while the VM did not, and delayed no one in the trace.
     stalls: Vec<Range<u64>>,
+    /// The spikes (deadline to clock read) whose line has no finding because the trace's
+    /// clock and the thread's disagreed there: the trace does not show them.
+    withheld: Vec<Range<u64>>,
     /// Bursts from here to `until` fell while the measuring thread ran: it started no later
     /// than its earliest spike's deadline less one interval per wake-up before it (skipped
     /// deadlines only make the start earlier), and ran 30 s from after `began`.
@@ -90,6 +93,12 @@ impl<'a> Bursts<'a> {
             .filter(|c| c["kind"] == "black_hole")
             .map(|c| seconds(c, "start_ts")..seconds(c, "end_ts"))
             .collect();
+        let withheld = (all.iter())
+            .filter(|l| {
+                (l["unexplained"].as_str()).is_some_and(|u| u.contains("CLOCK_MONOTONIC disagree"))
+            })
+            .map(|l| due(l)..due(l) + spike_ns(l, "latency_us"))
+            .collect();
         let from = all
             .iter()
             .map(|line| due(line) - line["spike"]["cycle"].as_u64().unwrap() * 1_000_000)
@@ -100,6 +109,7 @@ impl<'a> Bursts<'a> {
             culprit,
             captures,
             stalls,
+            withheld,
             from,
             until,
         }
@@ -125,9 +135,10 @@ impl<'a> Bursts<'a> {
     }
 
     /// Whether no capture but those of `own` findings had recording off around burst `b`,
-    /// and the host's stalls left enough of it to make a spike: what of a burst falls in a
-    /// stall delays no one after it, and a wake-up due in the rest is late by that rest at
-    /// most, under the soak's 500 us threshold when it is shorter.
+    /// no spike the trace could not show fell in it, and the host's stalls left enough of it
+    /// to make a spike: what of a burst falls in a stall delays no one after it, and a
+    /// wake-up due in the rest is late by that rest at most, under the soak's 500 us
+    /// threshold when it is shorter.
     fn visible(&self, b: usize, own: &[usize]) -> bool {
         let (s, e) = self.spans[b];
         let around = s - SLACK_NS..e + SLACK_NS;
@@ -137,6 +148,7 @@ impl<'a> Bursts<'a> {
             .sum();
         (e - s).saturating_sub(stalled) >= 500_000
             && (self.captures.iter().enumerate()).all(|(i, off)| own.contains(&i) || apart(off))
+            && self.withheld.iter().all(apart)
     }
 
     /// Each burst is blamed in one finding at most; a finding whose deadline fell in its

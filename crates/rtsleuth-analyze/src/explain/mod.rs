@@ -93,6 +93,12 @@ pub struct ExplainOptions {
     pub due_ns: Option<Timestamp>,
 }
 
+/// A due time given in seconds (`--due`, Python's `due=`) in trace-clock ns; `None` when it
+/// is not a time: negative, infinite or NaN.
+pub fn due_ns_of_seconds(secs: f64) -> Option<Timestamp> {
+    (secs.is_finite() && secs >= 0.0).then(|| (secs * 1e9).round() as Timestamp)
+}
+
 impl Default for ExplainOptions {
     fn default() -> Self {
         ExplainOptions {

@@ -182,12 +182,13 @@ class Workqueues(Document):
 
 
 def explain(path, all=False, top=5, threshold_us=None, pids=None, tasks=None,
-            preemptions=False):
+            preemptions=False, due=None):
     """What made each of the worst wake-ups late (``rtsleuth explain``). By default
     real-time tasks only; ``all=True`` every task; ``pids``/``tasks`` narrow to pids or
-    comm substrings; ``threshold_us`` explains every wake-up at least that late."""
+    comm substrings; ``threshold_us`` explains every wake-up at least that late; ``due``
+    (trace-clock seconds) only the wake-up due then, within 20 us (``--due``)."""
     return Explained(_native.explain(str(path), all, top, threshold_us, pids, tasks,
-                                     preemptions))
+                                     preemptions, due))
 
 
 def latency(path, pids=None, tasks=None, rt_only=False):

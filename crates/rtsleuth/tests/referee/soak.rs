@@ -254,6 +254,27 @@ mod tests {
         assert_eq!(violations(&lines, &measure), Vec::<String>::new());
     }
 
+    /// The example that failed before the engine kept the rule: a live soak's line whose
+    /// finding ends 44.7 us after the thread read its clock (the trace's clock and the
+    /// thread's disagreed; tests/fixtures/recorded/soak/README.md).
+    #[test]
+    fn a_line_longer_than_its_measure_is_flagged() {
+        let dir = super::super::root().join("tests/fixtures/recorded/soak");
+        let line = read_json(dir.join("clocks-disagree.json"));
+        let mut found = Vec::new();
+        super::check_line(&line, &mut found);
+        assert_eq!(
+            found,
+            ["[finding_matches_measure] line 3: 1925.877 us found, 1881.534 us measured"]
+        );
+        let mut withheld = line.clone();
+        withheld["finding"] = Value::Null;
+        withheld["unexplained"] = "the clocks disagree".into();
+        found.clear();
+        super::check_line(&withheld, &mut found);
+        assert_eq!(found, Vec::<String>::new());
+    }
+
     /// Each claim broken on purpose is flagged by its own rule, and only by it.
     #[test]
     fn each_broken_claim_is_flagged_by_its_rule() {
