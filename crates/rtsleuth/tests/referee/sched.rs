@@ -164,6 +164,11 @@ impl Sched {
                 s.own_event(e, &mut tasks, cpu_first);
             }
         }
+        // Counted by binary search (switches_inside); how many lie inside does not depend
+        // on their order.
+        for sw in s.switches.values_mut() {
+            sw.sort_unstable();
+        }
         s
     }
 
@@ -315,9 +320,10 @@ impl Sched {
 
     /// The sched_switch events on `cpu` strictly inside (lo, hi).
     pub fn switches_inside(&self, cpu: u32, lo: i64, hi: i64) -> usize {
-        self.switches
-            .get(&cpu)
-            .map_or(0, |sw| sw.iter().filter(|t| **t > lo && **t < hi).count())
+        self.switches.get(&cpu).map_or(0, |sw| {
+            let from = sw.partition_point(|t| *t <= lo);
+            sw[from..].partition_point(|t| *t < hi)
+        })
     }
 
     /// E3: the priority printed for `pid` by the latest event at or before `ts`.
