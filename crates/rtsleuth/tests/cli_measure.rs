@@ -9,6 +9,7 @@ mod common;
 
 use common::live::{
     assert_same_spike, assert_tracefs_restored, json_of, live_capable, live_traced, Hog,
+    CLOCKS_DISAGREE,
 };
 use common::{golden, rtsleuth, run};
 use rtsleuth_live::measure::summary::{ThreadSummary, UsHistogram};
@@ -444,7 +445,7 @@ fn break_on_a_hog(root: &std::path::Path, before: &BTreeMap<String, String>) -> 
     assert_eq!(v["ended"], "break", "{v}");
     let brk = &v["break"];
     if let Some(why) = brk["unexplained"].as_str() {
-        assert!(why.contains("CLOCK_MONOTONIC disagree"), "{brk}");
+        assert!(why.contains(CLOCKS_DISAGREE), "{brk}");
         return Some(format!("the clocks disagreed: {why}"));
     }
     assert_eq!(v["findings"].as_array().map(Vec::len), Some(1), "{brk}");

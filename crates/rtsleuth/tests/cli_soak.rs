@@ -7,7 +7,9 @@
 
 mod common;
 
-use common::live::{assert_same_spike, assert_tracefs_restored, json_of, live_traced, Hog};
+use common::live::{
+    assert_same_spike, assert_tracefs_restored, json_of, live_traced, Hog, CLOCKS_DISAGREE,
+};
 use common::{rtsleuth, run};
 use serde_json::Value;
 use std::ops::Range;
@@ -94,9 +96,7 @@ impl<'a> Bursts<'a> {
             .map(|c| seconds(c, "start_ts")..seconds(c, "end_ts"))
             .collect();
         let withheld = (all.iter())
-            .filter(|l| {
-                (l["unexplained"].as_str()).is_some_and(|u| u.contains("CLOCK_MONOTONIC disagree"))
-            })
+            .filter(|l| (l["unexplained"].as_str()).is_some_and(|u| u.contains(CLOCKS_DISAGREE)))
             .map(|l| due(l)..due(l) + spike_ns(l, "latency_us"))
             .collect();
         let from = all

@@ -31,9 +31,8 @@ const PAST_THE_MEASURE_NS: u64 = 20_000;
 /// The finding of explain's document `doc` that is `spike`: the thread's wake-up due at the
 /// deadline it slept to, ending before the thread read its clock; or why there is none.
 pub fn the_spike<'a>(doc: &'a Value, spike: &Spike) -> Result<&'a Value, String> {
-    let f = due_at_the_deadline(doc, spike)?;
-    let (Some(due_ns), Some(latency_us)) = (ns_of(&f["expected_ts"]), f["latency_us"].as_f64())
-    else {
+    let (f, due_ns) = due_at_the_deadline(doc, spike)?;
+    let Some(latency_us) = f["latency_us"].as_f64() else {
         return Err(format!(
             "explain found tid {}'s wake-up without a latency",
             spike.tid
@@ -61,8 +60,8 @@ fn ns_of(v: &Value) -> Option<u64> {
     v.as_f64().map(|s| (s * 1e9).round() as u64)
 }
 
-/// The finding of `doc` due within 20 us of the spike's deadline.
-fn due_at_the_deadline<'a>(doc: &'a Value, spike: &Spike) -> Result<&'a Value, String> {
+/// The finding of `doc` due within 20 us of the spike's deadline, and its due time in ns.
+fn due_at_the_deadline<'a>(doc: &'a Value, spike: &Spike) -> Result<(&'a Value, u64), String> {
     let Some(f) = doc["findings"].get(0) else {
         return Err(format!(
             "the trace holds no wake-up of tid {} due at the spike's deadline {}",
@@ -71,7 +70,7 @@ fn due_at_the_deadline<'a>(doc: &'a Value, spike: &Spike) -> Result<&'a Value, S
         ));
     };
     match ns_of(&f["expected_ts"]) {
-        Some(due) if due.abs_diff(spike.expected_ns) <= SAME_WAKEUP_NS => Ok(f),
+        Some(due) if due.abs_diff(spike.expected_ns) <= SAME_WAKEUP_NS => Ok((f, due)),
         Some(due) => Err(format!(
             "explain's wake-up of tid {} was due at {}, not at the spike's deadline {}",
             spike.tid,

@@ -58,6 +58,10 @@ pub fn assert_tracefs_restored(
     assert!(diff.is_empty(), "tracefs not restored: {diff:?}");
 }
 
+/// What `unexplained` says of a spike whose finding ends past the thread's clock read
+/// (docs/claims.md, finding_matches_measure): the trace does not show that spike.
+pub const CLOCKS_DISAGREE: &str = "CLOCK_MONOTONIC disagree";
+
 /// A finding's latency and the one its thread measured belong to the same spike
 /// (docs/claims.md, finding_matches_measure): the finding's starts at most 20 us before the
 /// deadline and ends at the switch-in, before the thread reads its clock. The thread's way from
