@@ -128,13 +128,28 @@ impl Spec {
         }
     }
 
-    /// Writes `arg` as this conversion would. `size` is the integer's width in bytes.
+    /// Writes `arg` as this conversion would. `size` is the integer's width in bytes. Without
+    /// a width (nearly every field of a trace's formats) straight into `out`: a string made
+    /// per field and copied in was most of what printing an `hrtimer_start` cost.
     pub fn write(&self, out: &mut String, arg: Arg<'_>, size: usize, symbols: &Symbols) {
-        let body = match (self.conv, arg) {
-            (_, Arg::Str(s)) => match self.precision {
-                Some(p) => s.chars().take(p).collect(),
-                None => s.to_string(),
-            },
+        if self.width.filter(|&w| w != usize::MAX).unwrap_or(0) == 0 {
+            return self.body(out, arg, size, symbols);
+        }
+        let mut body = String::new();
+        self.body(&mut body, arg, size, symbols);
+        self.pad(out, &body);
+    }
+
+    /// The conversion of `arg`, unpadded.
+    fn body(&self, out: &mut String, arg: Arg<'_>, size: usize, symbols: &Symbols) {
+        let _ = match (self.conv, arg) {
+            (_, Arg::Str(s)) => {
+                match self.precision {
+                    Some(p) => out.extend(s.chars().take(p)),
+                    None => out.push_str(s),
+                }
+                Ok(())
+            }
             (b'd' | b'i', Arg::Int(v)) => {
                 let v = sign_extend(v, size);
                 let sign = if v < 0 {
@@ -146,17 +161,36 @@ impl Spec {
                 } else {
                     ""
                 };
-                format!("{sign}{}", v.unsigned_abs())
+                write!(out, "{sign}{}", v.unsigned_abs())
             }
-            (b'u', Arg::Int(v)) => truncate(v, size).to_string(),
-            (b'x', Arg::Int(v)) => prefixed(self.alt, "0x", format!("{:x}", truncate(v, size))),
-            (b'X', Arg::Int(v)) => prefixed(self.alt, "0X", format!("{:X}", truncate(v, size))),
-            (b'o', Arg::Int(v)) => prefixed(self.alt, "0", format!("{:o}", truncate(v, size))),
-            (b'c', Arg::Int(v)) => char::from(v as u8).to_string(),
-            (b'p', Arg::Int(v)) => pointer(v, self.ptr_ext, symbols),
-            (_, Arg::Int(v)) => v.to_string(),
+            (b'u', Arg::Int(v)) => write!(out, "{}", truncate(v, size)),
+            (b'x', Arg::Int(v)) => {
+                write!(out, "{}{:x}", self.prefix("0x", v, size), truncate(v, size))
+            }
+            (b'X', Arg::Int(v)) => {
+                write!(out, "{}{:X}", self.prefix("0X", v, size), truncate(v, size))
+            }
+            (b'o', Arg::Int(v)) => {
+                write!(out, "{}{:o}", self.prefix("0", v, size), truncate(v, size))
+            }
+            (b'c', Arg::Int(v)) => {
+                out.push(char::from(v as u8));
+                Ok(())
+            }
+            (b'p', Arg::Int(v)) => {
+                write_pointer(out, v, self.ptr_ext, symbols);
+                Ok(())
+            }
+            (_, Arg::Int(v)) => write!(out, "{v}"),
         };
-        self.pad(out, &body);
+    }
+
+    /// The `#` flag's prefix, which a zero goes without.
+    fn prefix(&self, prefix: &'static str, v: u64, size: usize) -> &'static str {
+        match self.alt && truncate(v, size) != 0 {
+            true => prefix,
+            false => "",
+        }
     }
 
     fn pad(&self, out: &mut String, body: &str) {
@@ -183,14 +217,6 @@ impl Spec {
     }
 }
 
-fn prefixed(alt: bool, prefix: &str, digits: String) -> String {
-    if alt && digits != "0" {
-        format!("{prefix}{digits}")
-    } else {
-        digits
-    }
-}
-
 fn truncate(v: u64, size: usize) -> u64 {
     if size >= 8 {
         v
@@ -207,31 +233,45 @@ fn sign_extend(v: u64, size: usize) -> i64 {
 /// `%p` prints the address; `%ps`/`%pf` the symbol, `%pS`/`%pF` the symbol with its offset,
 /// as the kernel does when it prints the same field.
 pub fn pointer(v: u64, ext: Option<u8>, symbols: &Symbols) -> String {
+    let mut out = String::new();
+    write_pointer(&mut out, v, ext, symbols);
+    out
+}
+
+/// [`pointer`], written at the end of `out`.
+pub fn write_pointer(out: &mut String, v: u64, ext: Option<u8>, symbols: &Symbols) {
     let sym = match ext {
         Some(b's' | b'f' | b'S' | b'F' | b'B') => symbols.lookup(v),
         _ => None,
     };
-    match (sym, ext) {
+    let _ = match (sym, ext) {
         (Some(s), Some(b's' | b'f')) if s.offset == 0 || s.size.is_some_and(|n| s.offset < n) => {
-            with_module(s.name.into_owned(), s.module.as_deref())
+            out.push_str(&s.name);
+            with_module(out, s.module.as_deref());
+            Ok(())
         }
         (Some(s), Some(b'S' | b'F' | b'B')) if s.size.is_some_and(|n| s.offset < n) => {
-            let mut t = s.name.into_owned();
-            let _ = write!(t, "+0x{:x}/0x{:x}", s.offset, s.size.unwrap_or(0));
-            with_module(t, s.module.as_deref())
+            let r = write!(
+                out,
+                "{}+0x{:x}/0x{:x}",
+                s.name,
+                s.offset,
+                s.size.unwrap_or(0)
+            );
+            with_module(out, s.module.as_deref());
+            r
         }
-        _ => format!("0x{v:x}"),
-    }
+        _ => write!(out, "0x{v:x}"),
+    };
 }
 
 /// A module's symbol is `name [module]`, as the kernel prints it; the offset goes before the
 /// module.
-fn with_module(mut printed: String, module: Option<&str>) -> String {
+fn with_module(out: &mut String, module: Option<&str>) {
     if let Some(module) = module {
-        printed.push(' ');
-        printed.push_str(module);
+        out.push(' ');
+        out.push_str(module);
     }
-    printed
 }
 
 #[cfg(test)]
@@ -284,6 +324,35 @@ mod tests {
             "0xffff888000001000"
         );
         assert_eq!(fmt("%ps", Arg::Int(0x10), 8), "0x10");
+    }
+
+    /// Without a width a conversion is written straight after what the text holds; with
+    /// one it is padded as a whole, prefix and sign included.
+    #[test]
+    fn flags_prefixes_and_appending() {
+        assert_eq!(fmt("%#x", Arg::Int(0), 4), "0");
+        assert_eq!(fmt("%#X", Arg::Int(255), 4), "0XFF");
+        assert_eq!(fmt("%#o", Arg::Int(8), 4), "010");
+        assert_eq!(fmt("%#08x", Arg::Int(255), 4), "0x0000ff");
+        assert_eq!(fmt("%+d", Arg::Int(5), 4), "+5");
+        assert_eq!(fmt("% d", Arg::Int(5), 4), " 5");
+        assert_eq!(fmt("%+05d", Arg::Int(u64::MAX), 8), "-0001");
+        assert_eq!(fmt("%c", Arg::Int(0x41), 1), "A");
+        assert_eq!(
+            fmt("%ps", Arg::Int(0xffffffffc0000000), 8),
+            "noise_worker_start [noise]"
+        );
+        let symbols = Symbols::new(b"ffffffff81000000 t hrtimer_wakeup\n");
+        let mut out = String::from("function=");
+        for spec in ["%ps", "% d", "%llu"] {
+            let (s, _) = Spec::parse(spec).unwrap();
+            s.write(&mut out, Arg::Int(0xffffffff81000000), 8, &symbols);
+            out.push(' ');
+        }
+        assert_eq!(
+            out,
+            "function=hrtimer_wakeup -2130706432 18446744071578845184 "
+        );
     }
 
     #[test]

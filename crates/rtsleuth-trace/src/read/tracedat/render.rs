@@ -47,11 +47,9 @@ fn text_offset(out: &mut String, f: &Field, data: &[u8], cx: &Context<'_>) -> Op
     let stext = cx.symbols.stext()?;
     let offs = cx.endian.int(data.get(f.offset..)?, f.size)?;
     let addr = stext.wrapping_add(offs as u64);
-    let _ = write!(
-        out,
-        "{name}={}",
-        printf::pointer(addr, Some(b'S'), cx.symbols)
-    );
+    out.push_str(name);
+    out.push('=');
+    printf::write_pointer(out, addr, Some(b'S'), cx.symbols);
     Some(())
 }
 
