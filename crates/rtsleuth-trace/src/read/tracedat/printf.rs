@@ -132,7 +132,7 @@ impl Spec {
     /// a width (nearly every field of a trace's formats) straight into `out`: a string made
     /// per field and copied in was most of what printing an `hrtimer_start` cost.
     pub fn write(&self, out: &mut String, arg: Arg<'_>, size: usize, symbols: &Symbols) {
-        if self.width.filter(|&w| w != usize::MAX).unwrap_or(0) == 0 {
+        if self.pad_width() == 0 {
             return self.body(out, arg, size, symbols);
         }
         let mut body = String::new();
@@ -165,13 +165,16 @@ impl Spec {
             }
             (b'u', Arg::Int(v)) => write!(out, "{}", truncate(v, size)),
             (b'x', Arg::Int(v)) => {
-                write!(out, "{}{:x}", self.prefix("0x", v, size), truncate(v, size))
+                let v = truncate(v, size);
+                write!(out, "{}{:x}", self.prefix("0x", v), v)
             }
             (b'X', Arg::Int(v)) => {
-                write!(out, "{}{:X}", self.prefix("0X", v, size), truncate(v, size))
+                let v = truncate(v, size);
+                write!(out, "{}{:X}", self.prefix("0X", v), v)
             }
             (b'o', Arg::Int(v)) => {
-                write!(out, "{}{:o}", self.prefix("0", v, size), truncate(v, size))
+                let v = truncate(v, size);
+                write!(out, "{}{:o}", self.prefix("0", v), v)
             }
             (b'c', Arg::Int(v)) => {
                 out.push(char::from(v as u8));
@@ -186,16 +189,20 @@ impl Spec {
     }
 
     /// The `#` flag's prefix, which a zero goes without.
-    fn prefix(&self, prefix: &'static str, v: u64, size: usize) -> &'static str {
-        match self.alt && truncate(v, size) != 0 {
+    fn prefix(&self, prefix: &'static str, v: u64) -> &'static str {
+        match self.alt && v != 0 {
             true => prefix,
             false => "",
         }
     }
 
+    /// The width to pad to: 0 without one, or for a `*` no argument has replaced.
+    fn pad_width(&self) -> usize {
+        self.width.filter(|&w| w != usize::MAX).unwrap_or(0)
+    }
+
     fn pad(&self, out: &mut String, body: &str) {
-        let width = self.width.filter(|&w| w != usize::MAX).unwrap_or(0);
-        let fill = width.saturating_sub(body.chars().count());
+        let fill = self.pad_width().saturating_sub(body.chars().count());
         if fill == 0 {
             out.push_str(body);
         } else if self.left {
@@ -230,15 +237,8 @@ fn sign_extend(v: u64, size: usize) -> i64 {
     ((v << shift) as i64) >> shift
 }
 
-/// `%p` prints the address; `%ps`/`%pf` the symbol, `%pS`/`%pF` the symbol with its offset,
-/// as the kernel does when it prints the same field.
-pub fn pointer(v: u64, ext: Option<u8>, symbols: &Symbols) -> String {
-    let mut out = String::new();
-    write_pointer(&mut out, v, ext, symbols);
-    out
-}
-
-/// [`pointer`], written at the end of `out`.
+/// Writes at the end of `out` what `%p` prints: the address; `%ps`/`%pf` the symbol,
+/// `%pS`/`%pF` the symbol with its offset, as the kernel does when it prints the same field.
 pub fn write_pointer(out: &mut String, v: u64, ext: Option<u8>, symbols: &Symbols) {
     let sym = match ext {
         Some(b's' | b'f' | b'S' | b'F' | b'B') => symbols.lookup(v),

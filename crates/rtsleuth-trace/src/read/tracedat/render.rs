@@ -63,16 +63,21 @@ fn kernel_style(
 ) -> Option<()> {
     let e = cx.endian;
     let addr = |name: &str| fields::uint(format.field(name)?, data, e);
-    let sym = |a: u64| printf::pointer(a, Some(b's'), cx.symbols);
+    // Every field is read before anything is written: a record without one prints as fields.
+    let sym = |out: &mut String, a: u64| printf::write_pointer(out, a, Some(b's'), cx.symbols);
+    let ip = |out: &mut String, a: u64| {
+        sym(out, a);
+        out.push_str(": ");
+    };
     match &*format.name {
         "print" => {
             let buf = fields::bytes(format.field("buf")?, data, e)?;
-            let _ = write!(out, "{}: ", sym(addr("ip")?));
+            ip(out, addr("ip")?);
             push_text(out, buf);
         }
         "bputs" => {
             let s = addr("str")?;
-            let _ = write!(out, "{}: ", sym(addr("ip")?));
+            ip(out, addr("ip")?);
             match cx.printk.get(s) {
                 Some(text) => out.push_str(text),
                 None => {
@@ -83,7 +88,7 @@ fn kernel_style(
         "bprint" => {
             let fmt = addr("fmt")?;
             let buf = fields::bytes(format.field("buf")?, data, e)?;
-            let _ = write!(out, "{}: ", sym(addr("ip")?));
+            ip(out, addr("ip")?);
             match cx.printk.get(fmt) {
                 Some(f) => {
                     let args = Args {
@@ -99,7 +104,10 @@ fn kernel_style(
             }
         }
         "function" => {
-            let _ = write!(out, "{} <-{}", sym(addr("ip")?), sym(addr("parent_ip")?));
+            let (at, parent) = (addr("ip")?, addr("parent_ip")?);
+            sym(out, at);
+            out.push_str(" <-");
+            sym(out, parent);
         }
         _ => return None,
     }
