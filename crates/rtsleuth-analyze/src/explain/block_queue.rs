@@ -54,14 +54,17 @@ impl<T> BlockQueue<T> {
         (self.len > 0).then(|| &self.blocks[0][self.head])
     }
 
-    pub fn push_back(&mut self, item: T) {
+    /// Pushes `item` and returns it where it now lies.
+    pub fn push_back(&mut self, item: T) -> &mut T {
         if self.blocks.back().map_or(true, |b| b.len() == BLOCK) {
             let busy = !self.blocks.is_empty();
             let block = self.spare.take().unwrap_or_else(|| new_block(busy));
             self.blocks.push_back(block);
         }
-        self.blocks.back_mut().expect("pushed above").push(item);
         self.len += 1;
+        let block = self.blocks.back_mut().expect("pushed above");
+        block.push(item);
+        block.last_mut().expect("pushed above")
     }
 
     pub fn pop_front(&mut self) {
@@ -161,7 +164,7 @@ mod tests {
             (1, 0),
         ] {
             for _ in 0..push {
-                h.push_back(next);
+                assert_eq!(*h.push_back(next), next);
                 ring.push_back(next);
                 next += 1;
             }

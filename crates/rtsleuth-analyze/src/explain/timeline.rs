@@ -158,6 +158,33 @@ impl Stretch {
     }
 }
 
+/// What an event shows of the stretch it is in (see [`CpuTimeline::observe`]). An event that
+/// may end its stretch (an exit, a switch) is marked in it once it is closed: marked before,
+/// the fields just written were read back at once in the wide loads of the stretch's copy,
+/// which the store buffer cannot serve, a stall at every exit and switch.
+#[derive(Debug, Clone, Copy)]
+struct Mark {
+    ts: Timestamp,
+    /// Whether interrupts were off, when the event can show it in task context.
+    irqs_off: Option<bool>,
+    /// In task context with interrupts on.
+    irqs_on: bool,
+    /// A reschedule is pending.
+    resched: bool,
+}
+
+impl Mark {
+    fn apply(self, s: &mut Stretch) {
+        s.end = s.end.max(self.ts);
+        s.last_event = self.ts;
+        if let Some(off) = self.irqs_off {
+            s.last_irqs_off = off;
+        }
+        s.irqs_on_seen |= self.irqs_on;
+        s.need_resched |= self.resched;
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Frame {
     irq: Irq,
@@ -372,7 +399,7 @@ impl CpuTimeline {
                 next_prio,
                 ..
             } => {
-                self.note(ts, ev.flags, true);
+                let mark = self.observe(ts, ev.flags, true);
                 self.resched = false;
                 self.irqs_off_evidence = false;
                 if let [Some((prev_pid, prev_prio)), _] = ev.kind.task_prios() {
@@ -386,7 +413,9 @@ impl CpuTimeline {
                 // A softirq preempted in its thread (PREEMPT_RT) goes with that thread: what
                 // runs next is the next task, not the softirq.
                 self.stack.clear();
-                self.refresh(ts);
+                if let Some(s) = self.refresh(ts) {
+                    mark.apply(s);
+                }
             }
             EventKind::IrqDisable { caller, .. }
             | EventKind::IrqEnable { caller, .. }
@@ -518,33 +547,46 @@ impl CpuTimeline {
     /// Leaves the innermost frame `is` matches, and the frames above it whose exits are
     /// missing; an exit with no matching entry (the trace began inside it) changes nothing.
     fn exit(&mut self, ts: Timestamp, flags: Flags, is: impl Fn(Irq) -> bool) {
-        self.note(ts, flags, false);
-        if let Some(depth) = self.stack.iter().rposition(|f| is(f.irq)) {
-            self.stack.truncate(depth);
-            self.refresh(ts);
+        let mark = self.observe(ts, flags, false);
+        let stretch = match self.stack.iter().rposition(|f| is(f.irq)) {
+            Some(depth) => {
+                self.stack.truncate(depth);
+                self.refresh(ts)
+            }
+            None => Some(&mut self.current),
+        };
+        if let Some(s) = stretch {
+            mark.apply(s);
         }
     }
 
+    /// An event inside the current stretch.
     fn note(&mut self, ts: Timestamp, flags: Flags, task_context: bool) {
-        let s = &mut self.current;
-        s.end = s.end.max(ts);
-        s.last_event = ts;
-        if task_context {
-            if !self.event_by_construction {
-                self.irqs_off_evidence = flags.irqs_off;
-                s.last_irqs_off = flags.irqs_off;
-            }
-            s.irqs_on_seen |= flags.known && !flags.irqs_off;
+        self.observe(ts, flags, task_context)
+            .apply(&mut self.current);
+    }
+
+    /// What an event says of the CPU, kept here; and what it says of its stretch, returned.
+    fn observe(&mut self, ts: Timestamp, flags: Flags, task_context: bool) -> Mark {
+        let shows_irqs = task_context && !self.event_by_construction;
+        if shows_irqs {
+            self.irqs_off_evidence = flags.irqs_off;
         }
         self.resched |= flags.resched_pending();
-        s.need_resched |= self.resched;
+        Mark {
+            ts,
+            irqs_off: shows_irqs.then_some(flags.irqs_off),
+            irqs_on: task_context && flags.known && !flags.irqs_off,
+            resched: self.resched,
+        }
     }
 
-    /// Starts a new stretch at `ts` if what runs has changed. Inlined where the task was
-    /// just set: read back from memory, the task was loaded in wider loads than it had been
-    /// stored in, and stalled on store forwarding.
+    /// Starts a new stretch at `ts` if what runs has changed. Returns the stretch an event
+    /// at `ts` belongs to: the current one, or the one just closed (`None` if that was empty,
+    /// and dropped). Inlined where the task was just set: read back from memory, the task
+    /// was loaded in wider loads than it had been stored in, and stalled on store forwarding.
     #[inline(always)]
-    fn refresh(&mut self, ts: Timestamp) {
+    fn refresh(&mut self, ts: Timestamp) -> Option<&mut Stretch> {
         let activity = match self.stack.last() {
             Some(f) => Activity::Irq {
                 irq: f.irq,
@@ -558,13 +600,13 @@ impl CpuTimeline {
         let same_sections = matches!(activity, Activity::Irq { .. })
             || (s.irqs_off_at == self.irqs_off_at && s.preempt_off_at == self.preempt_off_at);
         if s.activity == activity && same_sections {
-            return;
+            return Some(&mut self.current);
         }
-        self.push_current(ts, activity);
+        self.push_current(ts, activity)
     }
 
     /// Ends the current stretch at `ts` and begins one of `activity` there.
-    fn push_current(&mut self, ts: Timestamp, activity: Activity) {
+    fn push_current(&mut self, ts: Timestamp, activity: Activity) -> Option<&mut Stretch> {
         let mut next = Stretch::new(ts, activity);
         next.irqs_off_at = self.irqs_off_at;
         next.preempt_off_at = self.preempt_off_at;
@@ -576,13 +618,6 @@ impl CpuTimeline {
         done.ended_irqs_on = self.event_irqs_on;
         done.ended_untraced = self.event_untraced;
         done.ended_by_interrupt = self.event_interrupt;
-        if done.end > done.start {
-            // Room is made before the push, so the ring never needs more than the bound.
-            if self.history.len() >= MAX_STRETCHES {
-                self.history.pop_front();
-            }
-            self.history.push_back(done);
-        }
         while self
             .history
             .front()
@@ -590,6 +625,14 @@ impl CpuTimeline {
         {
             self.history.pop_front();
         }
+        if done.end <= done.start {
+            return None;
+        }
+        // Room is made before the push, so the ring never needs more than the bound.
+        if self.history.len() >= MAX_STRETCHES {
+            self.history.pop_front();
+        }
+        Some(self.history.push_back(done))
     }
 
     /// Events were lost on this CPU: nothing is known about it until its next event.
@@ -832,6 +875,38 @@ mod tests {
         let spin = tl.between(653_572_100_000, 653_572_101_000).next().unwrap();
         assert_eq!(spin.last_event, 653_572_071_000);
         assert!(!spin.last_irqs_off && tl.flags_known);
+    }
+
+    /// An exit or a switch is the last event of the stretch it ends: its time and its flags
+    /// are that stretch's, and a reschedule it shows pending goes on into the next.
+    #[test]
+    fn an_exit_or_a_switch_is_the_last_event_of_its_stretch() {
+        let mut names = Names::default();
+        let mut tl = CpuTimeline::new(0);
+        feed(
+            &mut tl,
+            &mut names,
+            "               a-10      [000] d....     1.000000: sched_waking: comm=b pid=11 prio=120 target_cpu=000
+               a-10      [000] d.h..     1.000002: irq_handler_entry: irq=5 name=eth0
+               a-10      [000] dNh..     1.000004: irq_handler_exit: irq=5 ret=handled
+               a-10      [000] .N...     1.000005: sched_wakeup: comm=b pid=11 prio=120 target_cpu=000
+               a-10      [000] dN.2.     1.000006: sched_switch: prev_comm=a prev_pid=10 prev_prio=120 prev_state=S ==> next_comm=b next_pid=11 next_prio=120",
+        );
+        let s: Vec<(u64, u64, u64, bool, bool)> = tl
+            .between(1_000_000_000, 1_000_008_000)
+            .map(|s| (s.start, s.end, s.last_event, s.need_resched, s.irqs_on_seen))
+            .collect();
+        assert_eq!(
+            s,
+            [
+                (1_000_000_000, 1_000_002_000, 1_000_000_000, false, false),
+                // The handler's exit, with the reschedule it asked for.
+                (1_000_002_000, 1_000_004_000, 1_000_004_000, true, false),
+                // The switch, and the wake-up with interrupts on before it.
+                (1_000_004_000, 1_000_006_000, 1_000_006_000, true, true),
+                (1_000_006_000, 1_000_008_000, 1_000_006_000, false, false),
+            ]
+        );
     }
 
     /// PREEMPT_RT runs soft hrtimers in `ktimers/N`: its flags say softirq even where the
