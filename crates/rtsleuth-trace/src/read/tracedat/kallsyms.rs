@@ -60,6 +60,14 @@ pub struct Symbol<'a> {
     pub size: Option<u64>,
 }
 
+impl Symbol<'_> {
+    /// The address is short of the next symbol. One past the table's last symbol has no size
+    /// to be inside, and is printed as a number.
+    pub fn inside(&self) -> bool {
+        self.size.is_some_and(|n| self.offset < n)
+    }
+}
+
 impl<'f> Symbols<'f> {
     /// Keeps the file's kallsyms text for parsing when an address is first looked up.
     pub fn new(text: &'f [u8]) -> Symbols<'f> {

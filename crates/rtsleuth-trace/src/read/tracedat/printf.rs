@@ -245,12 +245,12 @@ pub fn write_pointer(out: &mut String, v: u64, ext: Option<u8>, symbols: &Symbol
         _ => None,
     };
     let _ = match (sym, ext) {
-        (Some(s), Some(b's' | b'f')) if s.offset == 0 || s.size.is_some_and(|n| s.offset < n) => {
+        (Some(s), Some(b's' | b'f')) if s.offset == 0 || s.inside() => {
             out.push_str(&s.name);
             with_module(out, s.module.as_deref());
             Ok(())
         }
-        (Some(s), Some(b'S' | b'F' | b'B')) if s.size.is_some_and(|n| s.offset < n) => {
+        (Some(s), Some(b'S' | b'F' | b'B')) if s.inside() => {
             let r = write!(
                 out,
                 "{}+0x{:x}/0x{:x}",
