@@ -146,16 +146,15 @@ fn events<'a, 'm: 'a>(b: &'a Batch<'m>, planner: &Planner<'m>) -> Events<'a> {
                 Some(p),
             ) => (ts, cpu, *p, b.data(buf, start, len), &b.text[text.clone()]),
         };
-        let Some(d) = planner.decoded(prepared, bytes, text) else {
+        let Some(d) = planner.untyped(prepared, bytes, text) else {
             continue;
         };
-        let index = out.records.len() as u32;
+        let (index, name) = (out.records.len() as u32, d.name);
         let cmdlines = &b.meta.cmdlines;
-        if let Some((name, pid)) = d
-            .switched_in
-            .filter(|&(_, pid)| cmdlines.get(pid).is_none())
+        if let Some((next, pid)) =
+            planner.switched_in(prepared, bytes, |pid| cmdlines.get(pid).is_none())
         {
-            out.learnt.push((index, name, pid));
+            out.learnt.push((index, next, pid));
         }
         let comm = match d.pid {
             0 => "<idle>",
@@ -176,6 +175,10 @@ fn events<'a, 'm: 'a>(b: &'a Batch<'m>, planner: &Planner<'m>) -> Events<'a> {
             payload: d.payload,
             kind: d.kind,
         }));
+        // Typed in place, in the event the analysis will read.
+        if let Some(Record::Event(ev)) = out.records.last_mut() {
+            planner.type_into(prepared, name, bytes, text, &mut ev.kind);
+        }
     }
     out
 }

@@ -5,13 +5,20 @@
 //! formats their file carries.
 
 use super::event_format::EventFormat;
-use super::render;
+use super::kallsyms::Symbol;
+use super::timer_typed::Timer;
 use super::typed::Typed;
 use super::Metadata;
+use super::{printf, render};
 use crate::event::{Event, EventKind, Flags, Timestamp};
 use crate::read::ftrace_text::payload;
 use crate::read::{Decode, EventSink, TraceInfo};
 use rustc_hash::FxHashMap;
+use std::borrow::Cow;
+
+/// The most callback addresses [`Planner::callback`] remembers: a kernel arms a few hundred
+/// timer functions, and a file that names more costs printing, not memory.
+const MAX_CALLBACKS: usize = 4096;
 
 /// What to do with the records of one event id, decided once.
 #[derive(Clone, Default)]
@@ -22,10 +29,26 @@ struct Plan {
     fast: Option<Typed>,
     /// Otherwise typed from the printed payload; `None` for events never typed.
     slow: Option<payload::Decoder>,
-    /// The payload is printed: the sink wants every payload, or this one is typed from its
-    /// text or has fields the event model reads ([`Event::FIELDS_READ`]). Most events
-    /// without a kind (`sched_stat_runtime`) are then never printed.
-    print: bool,
+    /// A timer event's typing from its fields, for its records left unprinted
+    /// ([`Print::Unnamed`]); the others are typed by `slow`. Apart from `fast`, so that the
+    /// scheduler's records take the same path through the batch loop as without it.
+    timer: Option<Box<Timer>>,
+    print: Print,
+}
+
+/// Whether a record's payload is printed.
+#[derive(Clone, Copy, Default, PartialEq)]
+enum Print {
+    /// Most events without a kind (`sched_stat_runtime`), and those typed from their fields.
+    #[default]
+    Never,
+    /// The sink wants every payload, or this one is typed from its text or has fields the
+    /// event model reads ([`Event::FIELDS_READ`]).
+    Always,
+    /// A timer event typed from its fields: printed, for the text typing, where the record is
+    /// too short or the symbol table does not hold its callback's name as `%ps` prints it
+    /// ([`Planner::callback`]).
+    Unnamed,
 }
 
 impl Plan {
@@ -35,12 +58,22 @@ impl Plan {
         let name: &str = &format.name;
         let fast = Typed::for_format(format);
         let slow = payload::decoder(name).filter(|_| fast.is_none());
+        let timer = Timer::for_format(format)
+            .filter(|_| slow.is_some())
+            .map(Box::new);
         let wanted = decode.wants(name);
+        let typed = wanted && (fast.is_some() || slow.is_some());
+        let print = match wanted && decode.prints(name, slow.is_some() && timer.is_none()) {
+            true => Print::Always,
+            false if typed && timer.is_some() => Print::Unnamed,
+            false => Print::Never,
+        };
         Plan {
-            typed: wanted && (fast.is_some() || slow.is_some()),
-            print: wanted && decode.prints(name, slow.is_some()),
+            typed,
             fast,
             slow,
+            timer,
+            print,
         }
     }
 }
@@ -53,9 +86,6 @@ pub struct Decoded<'a> {
     pub flags: Flags,
     pub payload: &'a str,
     pub kind: EventKind<'a>,
-    /// For a `sched_switch`, the task switched in (name, pid): how readers learn the names
-    /// of tasks their file does not list.
-    pub switched_in: Option<(&'a str, i32)>,
 }
 
 /// Whom a reader says an event belongs to: trace.dat knows the pid only, perf.data also the
@@ -137,6 +167,9 @@ pub struct Planner<'m> {
     /// By event id, made when the first record of the id is met.
     plans: Vec<Option<Plan>>,
     cx: render::Context<'m>,
+    /// The name of each callback address met, as `%ps` prints it, where the symbol table
+    /// holds it so (few timers, many records each).
+    callbacks: FxHashMap<u64, Option<&'m str>>,
     unknown_ids: FxHashMap<u16, u64>,
     short_records: u64,
 }
@@ -153,6 +186,7 @@ impl<'m> Planner<'m> {
                 symbols: &meta.symbols,
                 printk: &meta.printk,
             },
+            callbacks: FxHashMap::default(),
             unknown_ids: FxHashMap::default(),
             short_records: 0,
         }
@@ -180,9 +214,8 @@ impl<'m> Planner<'m> {
         if slot.is_none() {
             *slot = Some(Plan::of(format, self.decode));
         }
-        let plan = slot.as_ref().expect("planned above");
-        if plan.print {
-            render::payload(text, format, data, &self.cx);
+        if slot.as_ref().expect("planned above").print != Print::Never {
+            self.print(id, format, data, text);
         }
         Some(Prepared {
             id,
@@ -190,46 +223,124 @@ impl<'m> Planner<'m> {
         })
     }
 
+    /// Prints the record's payload, unless its plan prints only unnamed callbacks and the
+    /// record's is named. Out of line: most records print nothing.
+    #[inline(never)]
+    fn print(&mut self, id: u16, format: &EventFormat, data: &[u8], text: &mut String) {
+        let plan = self.plans[usize::from(id)].as_ref().expect("planned");
+        if let (Print::Unnamed, Some(t)) = (plan.print, &plan.timer) {
+            if !t.names_callback() {
+                return;
+            }
+            let at = t.callback(data, self.meta.header.endian);
+            if at.is_some_and(|at| self.callback(at).is_some()) {
+                return;
+            }
+        }
+        render::payload(text, format, data, &self.cx);
+    }
+
+    /// The callback at `at` as `%ps` prints it, when that is a symbol's name as the table
+    /// holds it: not a number, not a module's (`name [module]`), nothing the text reading
+    /// would cut (`/`). Else the record is typed from its text, as is every record of a
+    /// callback met after the memo is full.
+    fn callback(&mut self, at: u64) -> Option<&'m str> {
+        if let Some(&name) = self.callbacks.get(&at) {
+            return name;
+        }
+        if self.callbacks.len() >= MAX_CALLBACKS {
+            return None;
+        }
+        let name = match printf::bare_symbol(at, &self.meta.symbols) {
+            Some(Symbol {
+                name: Cow::Borrowed(name),
+                module: None,
+                ..
+            }) if !name.contains('/') => Some(name),
+            _ => None,
+        };
+        self.callbacks.insert(at, name);
+        name
+    }
+
     /// The event of a prepared record, `text` being the payload [`Planner::prepare`] printed
     /// for it (empty when it printed none).
-    #[inline(always)]
     pub fn decoded<'a>(&self, p: Prepared, data: &'a [u8], text: &'a str) -> Option<Decoded<'a>>
     where
         'm: 'a,
     {
+        let mut d = self.untyped(p, data, text)?;
+        self.type_into(p, d.name, data, text, &mut d.kind);
+        Some(d)
+    }
+
+    /// [`Self::decoded`] with its kind left `Other`, for the batch decoder, which types it in
+    /// place ([`Self::type_into`]).
+    #[inline(always)]
+    pub fn untyped<'a>(&self, p: Prepared, data: &'a [u8], text: &'a str) -> Option<Decoded<'a>>
+    where
+        'm: 'a,
+    {
         let meta: &'m Metadata<'m> = self.meta;
-        let format = meta.format(p.id)?;
-        let plan = self.plans[usize::from(p.id)].as_ref()?;
-        let name: &str = &format.name;
-        let e = meta.header.endian;
-        let kind = match plan {
-            Plan { typed: false, .. } => EventKind::Other,
-            Plan { fast: Some(t), .. } => t.kind(data, e).unwrap_or(EventKind::Other),
-            Plan {
-                slow: Some(decode), ..
-            } => decode(name, text).unwrap_or(EventKind::Other),
-            Plan { .. } => EventKind::Other,
-        };
-        // A switch typed from its fields already holds the task it switches to.
-        let switched_in = match (&plan.fast, &kind) {
-            (
-                Some(_),
-                &EventKind::SchedSwitch {
-                    next_comm,
-                    next_pid,
-                    ..
-                },
-            ) => Some((next_comm, next_pid)),
-            (fast, _) => fast.as_ref().and_then(|t| t.switched_in(data, e)),
-        };
         Some(Decoded {
-            name,
+            name: &meta.format(p.id)?.name,
             pid: p.pid,
             flags: flags(data[2], data[3]),
             payload: text,
-            kind,
-            switched_in,
+            kind: EventKind::Other,
         })
+    }
+
+    /// Writes the kind of a prepared record named `name` into `kind`, the event's own (left as
+    /// it is when the record has none or is too short for its fields): see
+    /// [`Typed::type_into`].
+    #[inline(always)]
+    pub fn type_into<'a>(
+        &self,
+        p: Prepared,
+        name: &'a str,
+        data: &'a [u8],
+        text: &'a str,
+        kind: &mut EventKind<'a>,
+    ) where
+        'm: 'a,
+    {
+        let Some(plan) = &self.plans[usize::from(p.id)] else {
+            return;
+        };
+        let e = self.meta.header.endian;
+        match plan {
+            Plan { typed: false, .. } => {}
+            Plan { fast: Some(t), .. } => t.type_into(data, e, kind),
+            // A timer event's record left unprinted is typed from its fields, its callback
+            // named as [`Self::print`] found it.
+            Plan { timer: Some(t), .. } if text.is_empty() => {
+                let callback = |at| self.callbacks.get(&at).copied().flatten();
+                t.type_into(name, data, e, callback, kind);
+            }
+            Plan {
+                slow: Some(decode), ..
+            } => {
+                if let Some(k) = decode(name, text) {
+                    *kind = k;
+                }
+            }
+            Plan { .. } => {}
+        }
+    }
+
+    /// The task a prepared `sched_switch` record switches to, by name and pid, when `unnamed`
+    /// holds for its pid.
+    #[inline(always)]
+    pub fn switched_in<'a>(
+        &self,
+        p: Prepared,
+        data: &'a [u8],
+        unnamed: impl Fn(i32) -> bool,
+    ) -> Option<(&'a str, i32)> {
+        let plan = self.plans[usize::from(p.id)].as_ref()?;
+        let e = self.meta.header.endian;
+        plan.fast.as_ref()?.switched_in(data, e, unnamed)
     }
 
     /// What could not be decoded, one note each.
@@ -278,5 +389,39 @@ fn flags(bits: u8, preempt: u8) -> Flags {
         preempt_depth: preempt & 0x0f,
         migrate_disable: preempt >> 4,
         preempt_lazy_depth: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::kallsyms::Symbols;
+    use super::*;
+
+    /// A callback the table names is remembered, and once the memo is full a new one is not
+    /// named (its record is then printed and typed from its text) while those remembered
+    /// still are: memory stays bounded whatever the file arms.
+    #[test]
+    fn the_callback_memo_is_bounded() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/tracedat/v6.dat"
+        );
+        let bytes = std::fs::read(path).unwrap();
+        let mut meta = Metadata::parse(&bytes).unwrap();
+        meta.symbols = Symbols::new(b"ffffffff81000000 t tick_nohz_handler\nffffffff81000100 t hrtimer_wakeup\nffffffff81000200 t next\n");
+        let mut planner = Planner::new(&meta, Decode::Typed);
+        assert_eq!(
+            planner.callback(0xffffffff81000000),
+            Some("tick_nohz_handler")
+        );
+        for at in 1..MAX_CALLBACKS as u64 {
+            planner.callbacks.insert(at, None);
+        }
+        assert_eq!(planner.callback(0xffffffff81000100), None);
+        assert_eq!(planner.callbacks.len(), MAX_CALLBACKS);
+        assert_eq!(
+            planner.callback(0xffffffff81000000),
+            Some("tick_nohz_handler")
+        );
     }
 }

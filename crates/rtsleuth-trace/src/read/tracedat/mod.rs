@@ -39,6 +39,7 @@ mod pipeline;
 mod printf;
 mod printk;
 mod render;
+mod timer_typed;
 mod typed;
 
 pub use bytes::Endian;

@@ -2,7 +2,7 @@
 //! (whose arguments are stored in binary next to a pointer to the format) and the raw field
 //! rendering, which prints each field with the conversion its print format uses.
 
-use super::kallsyms::Symbols;
+use super::kallsyms::{Symbol, Symbols};
 use std::fmt::Write;
 
 /// The length modifier, which decides how many bytes an integer argument has.
@@ -245,7 +245,7 @@ pub fn write_pointer(out: &mut String, v: u64, ext: Option<u8>, symbols: &Symbol
         _ => None,
     };
     let _ = match (sym, ext) {
-        (Some(s), Some(b's' | b'f')) if s.offset == 0 || s.inside() => {
+        (Some(s), Some(b's' | b'f')) if bare(&s) => {
             out.push_str(&s.name);
             with_module(out, s.module.as_deref());
             Ok(())
@@ -263,6 +263,17 @@ pub fn write_pointer(out: &mut String, v: u64, ext: Option<u8>, symbols: &Symbol
         }
         _ => write!(out, "0x{v:x}"),
     };
+}
+
+/// The symbol `%ps` and `%pf` print `v` as: the one it starts or lies inside; `None` when they
+/// print the number.
+pub fn bare_symbol<'s>(v: u64, symbols: &'s Symbols) -> Option<Symbol<'s>> {
+    symbols.lookup(v).filter(bare)
+}
+
+/// Whether `%ps` prints the symbol rather than the number.
+fn bare(s: &Symbol<'_>) -> bool {
+    s.offset == 0 || s.inside()
 }
 
 /// A module's symbol is `name [module]`, as the kernel prints it; the offset goes before the

@@ -17,7 +17,7 @@ pub struct Slot {
 }
 
 impl Slot {
-    fn of(f: &EventFormat, name: &str) -> Option<Slot> {
+    pub(super) fn of(f: &EventFormat, name: &str) -> Option<Slot> {
         let field = f.field(name)?;
         Some(Slot {
             offset: field.offset,
@@ -26,12 +26,17 @@ impl Slot {
         })
     }
 
-    fn int(&self, data: &[u8], e: Endian) -> Option<i64> {
+    pub(super) fn int(&self, data: &[u8], e: Endian) -> Option<i64> {
         e.int(data.get(self.offset..)?, self.size)
     }
 
     fn i32(&self, data: &[u8], e: Endian) -> Option<i32> {
         self.int(data, e).map(|v| v as i32)
+    }
+
+    /// The field as unsigned: a pointer, or a `%llu` of the field's own size.
+    pub(super) fn uint(&self, data: &[u8], e: Endian) -> Option<u64> {
+        e.uint(data.get(self.offset..)?, self.size)
     }
 
     fn text<'a>(&self, data: &'a [u8], e: Endian) -> Option<&'a str> {
@@ -120,24 +125,42 @@ impl Typed {
         }
     }
 
-    /// The task a `sched_switch` switches to, by name and pid: how task names missing from
-    /// `saved_cmdlines` are learnt.
-    pub fn switched_in<'a>(&self, data: &'a [u8], e: Endian) -> Option<(&'a str, i32)> {
-        match self {
-            Typed::Switch {
-                next_comm,
-                next_pid,
-                ..
-            } => Some((next_comm.text(data, e)?, next_pid.i32(data, e)?)),
-            _ => None,
+    /// The task a `sched_switch` switches to, by name and pid, when `unnamed` holds for its
+    /// pid: how task names missing from `saved_cmdlines` are learnt. The pid is read first, so
+    /// that the name is read only for the few tasks the file does not name.
+    #[inline(always)]
+    pub fn switched_in<'a>(
+        &self,
+        data: &'a [u8],
+        e: Endian,
+        unnamed: impl Fn(i32) -> bool,
+    ) -> Option<(&'a str, i32)> {
+        let Typed::Switch {
+            next_comm,
+            next_pid,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        let pid = next_pid.i32(data, e).filter(|&pid| unnamed(pid))?;
+        Some((next_comm.text(data, e)?, pid))
+    }
+
+    /// Writes the event's kind into `out`, the kind of the event in its batch; leaves it alone
+    /// if the record is too short for its fields. Written in place, field by field: a kind
+    /// returned through the stack was copied on in wider loads than it was written in, and
+    /// each copy stalled on store forwarding.
+    #[inline(always)]
+    pub fn type_into<'a>(&self, data: &'a [u8], e: Endian, out: &mut EventKind<'a>) {
+        if let Some(kind) = self.kind(data, e) {
+            *out = kind;
         }
     }
 
-    /// The event's kind; `None` if the record is too short for its fields. Inlined into the
-    /// batch decoder: returned through the stack, the kind was copied on in wider loads than
-    /// it was written in, and each stalled on store forwarding.
+    /// The event's kind; `None` if the record is too short for its fields.
     #[inline(always)]
-    pub fn kind<'a>(&self, data: &'a [u8], e: Endian) -> Option<EventKind<'a>> {
+    fn kind<'a>(&self, data: &'a [u8], e: Endian) -> Option<EventKind<'a>> {
         Some(match self {
             Typed::Switch {
                 prev_comm,
