@@ -583,8 +583,10 @@ impl CpuTimeline {
 
     /// Starts a new stretch at `ts` if what runs has changed. Returns the stretch an event
     /// at `ts` belongs to: the current one, or the one just closed (`None` if that was empty,
-    /// and dropped). Inlined where the task was just set: read back from memory, the task
-    /// was loaded in wider loads than it had been stored in, and stalled on store forwarding.
+    /// and dropped). Inlined where the task was just set, against a store-forwarding stall
+    /// that it did not remove: on a switch the new activity is still read back in wider
+    /// loads than the task was just stored in (docs/speed.md, 2026-11-29 evening, "tried,
+    /// not kept").
     #[inline(always)]
     fn refresh(&mut self, ts: Timestamp) -> Option<&mut Stretch> {
         let activity = match self.stack.last() {
@@ -605,7 +607,8 @@ impl CpuTimeline {
         self.push_current(ts, activity)
     }
 
-    /// Ends the current stretch at `ts` and begins one of `activity` there.
+    /// Ends the current stretch at `ts` and begins one of `activity` there. Returns the
+    /// stretch it ended, where it is now kept; `None` if that was empty, and dropped.
     fn push_current(&mut self, ts: Timestamp, activity: Activity) -> Option<&mut Stretch> {
         let mut next = Stretch::new(ts, activity);
         next.irqs_off_at = self.irqs_off_at;
