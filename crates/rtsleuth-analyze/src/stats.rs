@@ -3,7 +3,7 @@
 
 use super::TaskNames;
 use crate::document::{fmt_ts, trace_json, Align, Block, Document, Table};
-use rtsleuth_trace::event::{ns_to_us, ts_to_secs, Event};
+use rtsleuth_trace::event::{ns_to_us, possible_cpu, ts_to_secs, Event};
 use rtsleuth_trace::read::{Decode, EventSink, TraceInfo};
 use rtsleuth_trace::validity::History;
 use rustc_hash::FxHashMap as HashMap;
@@ -15,11 +15,41 @@ const TOP_TASKS: usize = 20;
 #[derive(Debug, Default)]
 pub struct Stats {
     per_event: HashMap<String, u64>,
-    per_cpu: BTreeMap<u32, u64>,
+    per_cpu: PerCpu,
     lost_per_cpu: BTreeMap<u32, u64>,
     per_task: HashMap<i32, u64>,
     names: TaskNames,
     history: History,
+}
+
+/// Events per CPU, indexed by CPU number: a map entry per event was a tenth of what `stats`
+/// itself does per event. No reader hands out a CPU at or above `MAX_CPUS`, and one that did
+/// would not be counted here rather than size the vector.
+#[derive(Debug, Default)]
+struct PerCpu(Vec<u64>);
+
+impl PerCpu {
+    #[inline]
+    fn add(&mut self, cpu: u32) {
+        match self.0.get_mut(cpu as usize) {
+            Some(n) => *n += 1,
+            None => self.first(cpu),
+        }
+    }
+
+    #[inline(never)]
+    fn first(&mut self, cpu: u32) {
+        if possible_cpu(u64::from(cpu)) {
+            self.0.resize(cpu as usize + 1, 0);
+            self.0[cpu as usize] = 1;
+        }
+    }
+
+    /// The CPUs with events, in CPU order, with their counts.
+    fn iter(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
+        let counted = self.0.iter().enumerate().filter(|(_, n)| **n > 0);
+        counted.map(|(cpu, n)| (cpu as u32, *n))
+    }
 }
 
 impl EventSink for Stats {
@@ -30,7 +60,7 @@ impl EventSink for Stats {
                 self.per_event.insert(ev.name.to_string(), 1);
             }
         }
-        *self.per_cpu.entry(ev.cpu).or_default() += 1;
+        self.per_cpu.add(ev.cpu);
         *self.per_task.entry(ev.pid).or_default() += 1;
         self.history.event(ev.ts, ev.cpu);
         self.names.observe(ev);
@@ -72,10 +102,10 @@ impl Stats {
             .per_cpu
             .iter()
             .map(|(cpu, n)| {
-                let span = spans.get(cpu);
-                serde_json::json!({"cpu": cpu, "events": n, "lost_events": self.lost_per_cpu.get(cpu).copied().unwrap_or(0),
+                let span = spans.get(&cpu);
+                serde_json::json!({"cpu": cpu, "events": n, "lost_events": self.lost_per_cpu.get(&cpu).copied().unwrap_or(0),
                     "first_ts": secs(span.map(|s| s.first)), "last_ts": secs(span.map(|s| s.last)),
-                    "history_start_ts": secs(self.history.history_start(*cpu))})
+                    "history_start_ts": secs(self.history.history_start(cpu))})
             })
             .collect();
         let window_start = self.history.window_start().or(info.first_ts);
@@ -154,16 +184,16 @@ impl Stats {
             ],
         );
         let shown = |ts: Option<u64>| ts.map_or("-".into(), fmt_ts);
-        for (cpu, n) in &self.per_cpu {
-            let lost = self.lost_per_cpu.get(cpu).copied().unwrap_or(0);
-            let span = spans.get(cpu);
+        for (cpu, n) in self.per_cpu.iter() {
+            let lost = self.lost_per_cpu.get(&cpu).copied().unwrap_or(0);
+            let span = spans.get(&cpu);
             cpus.rows.push(vec![
                 cpu.to_string(),
                 n.to_string(),
                 lost.to_string(),
                 shown(span.map(|s| s.first)),
                 shown(span.map(|s| s.last)),
-                shown(self.history.history_start(*cpu)),
+                shown(self.history.history_start(cpu)),
             ]);
         }
         blocks.push(Block::Table(cpus));
@@ -277,4 +307,42 @@ fn summary_pairs(info: &TraceInfo, tasks: usize) -> Vec<(String, String)> {
             format!("{other} of {} ({} unparsed)", lines.total, info.unparsed()),
         ),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtsleuth_trace::event::MAX_CPUS;
+    use rtsleuth_trace::read::ftrace_text::read_bytes;
+
+    /// CPUs are listed in order with their own counts; a CPU without events (0 and 2 here,
+    /// below one that has some) is not listed.
+    #[test]
+    fn per_cpu_lists_the_cpus_with_events_in_order() {
+        let text = "\
+ a-5 [003] d..2. 1.000000: sched_stat_runtime: comm=a pid=5 runtime=1 [ns]
+ b-6 [001] d..2. 1.000001: sched_stat_runtime: comm=b pid=6 runtime=1 [ns]
+ b-6 [001] d..2. 1.000002: sched_stat_runtime: comm=b pid=6 runtime=1 [ns]
+";
+        let mut stats = Stats::new();
+        let info = read_bytes("t", text.as_bytes().to_vec(), 1 << 16, &mut stats).unwrap();
+        let doc = stats.document(&info);
+        let counts: Vec<_> = doc.json["per_cpu"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| (c["cpu"].as_u64().unwrap(), c["events"].as_u64().unwrap()))
+            .collect();
+        assert_eq!(counts, [(1, 2), (3, 1)]);
+    }
+
+    /// A CPU number no kernel has is not counted, and does not size the counts.
+    #[test]
+    fn an_impossible_cpu_is_not_counted() {
+        let mut per_cpu = PerCpu::default();
+        per_cpu.add(MAX_CPUS);
+        per_cpu.add(u32::MAX);
+        assert_eq!(per_cpu.iter().count(), 0);
+        assert!(per_cpu.0.capacity() < MAX_CPUS as usize);
+    }
 }
