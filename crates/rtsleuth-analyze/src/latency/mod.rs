@@ -205,26 +205,12 @@ impl Latency {
         t.preempted.record(ns, w.run);
         self.preemption.waited(w.cpu, ns, w.run, w.pid);
     }
-}
 
-impl EventSink for Latency {
-    fn event(&mut self, ev: &Event<'_>) {
-        if matches!(
-            ev.kind,
-            EventKind::SchedWaking { .. }
-                | EventKind::SchedWakeup { .. }
-                | EventKind::SchedWakeupNew { .. }
-                | EventKind::SchedSwitch { .. }
-        ) {
-            self.names.observe(ev);
-        }
-        self.timerlat.observe(ev);
-        self.osnoise.observe(ev);
+    /// Acts on what the wake-up tracker made of the event (most events make nothing, and
+    /// skip this).
+    fn follow_steps(&mut self, ev: &Event<'_>) {
         let mut steps = std::mem::take(&mut self.steps);
-        self.wakeups.event(ev, &mut steps);
-        self.learn_prio(ev);
-        if let Some(irq) = &mut self.irq {
-            irq.observe(ev);
+        if self.irq.is_some() {
             for step in &steps {
                 self.follow_irq(ev, step);
             }
@@ -246,6 +232,30 @@ impl EventSink for Latency {
             }
         }
         self.steps = steps;
+    }
+}
+
+impl EventSink for Latency {
+    fn event(&mut self, ev: &Event<'_>) {
+        if matches!(
+            ev.kind,
+            EventKind::SchedWaking { .. }
+                | EventKind::SchedWakeup { .. }
+                | EventKind::SchedWakeupNew { .. }
+                | EventKind::SchedSwitch { .. }
+        ) {
+            self.names.observe(ev);
+        }
+        self.timerlat.observe(ev);
+        self.osnoise.observe(ev);
+        self.wakeups.event(ev, &mut self.steps);
+        self.learn_prio(ev);
+        if let Some(irq) = &mut self.irq {
+            irq.observe(ev);
+        }
+        if !self.steps.is_empty() {
+            self.follow_steps(ev);
+        }
     }
 
     fn decode(&self) -> Decode {
