@@ -7,6 +7,8 @@ use rustc_hash::FxHashMap as HashMap;
 /// Events per CPU, indexed by CPU number: a map entry per event was about a sixth of what
 /// `stats` itself did per event (55 of some 340 instructions). No reader hands out a CPU at
 /// or above `MAX_CPUS`, and one that did would not be counted here rather than size the vector.
+/// `History` keeps a vector like it, but every analysis feeds that one: a count there cost
+/// `latency` and `explain` 0.4 % of their instructions for `stats`' sake.
 #[derive(Debug, Default)]
 pub struct PerCpu(Vec<u64>);
 
@@ -41,8 +43,9 @@ const MET: usize = 64;
 /// change, so a name lying where one already met in that call lies, with its length, is that
 /// name: it is counted without hashing or comparing its text. A trace.dat's names all lie in
 /// its event formats, so nearly every event is counted so (a text trace's lie in their lines:
-/// `stats` counts those by their text alone, with [`PerName::add`]). On a trace with every event enabled (ext4's names are
-/// 27 bytes) hashing and comparing the names was a seventh of `stats`' CPU.
+/// `stats` counts those by their text alone, with [`PerName::add`]). On a trace with every
+/// event enabled (ext4's names are 27 bytes) hashing and comparing the names was a seventh of
+/// `stats`' CPU.
 #[derive(Debug)]
 pub struct PerName {
     /// Each name's place in `counts`.
