@@ -41,7 +41,8 @@ fn leading_bytewise(s: &[u8]) -> (u64, usize) {
 }
 
 /// Sixteen hex digits, eight at a time in a word; `None` if any byte is not one.
-fn sixteen(s: &[u8; 16]) -> Option<u64> {
+#[inline]
+pub fn sixteen(s: &[u8; 16]) -> Option<u64> {
     let (high, low) = s.split_at(8);
     Some((eight(high)? << 32) | eight(low)?)
 }

@@ -208,11 +208,16 @@ fn lines(text: &[u8], range: std::ops::Range<usize>) -> (Vec<(u64, u32)>, Option
     let mut entries = Vec::with_capacity(range.len() / 32);
     let mut stext = None;
     let mut start = range.start;
-    let ends = memchr::memchr_iter(b'\n', &bytes[range.start..]).map(|e| range.start + e);
-    for end in ends.chain(std::iter::once(range.end)) {
+    while start < range.end {
+        let (found, end) = match usual(bytes, start) {
+            Some(read) => read,
+            None => {
+                let end = memchr::memchr(b'\n', &bytes[start..]).map_or(range.end, |e| start + e);
+                (entry(text, start..end), end)
+            }
+        };
         // A name past 4 GiB (no kernel's table is near that) is not kept rather than wrapped.
-        let found = entry(text, start..end).filter(|&(_, name)| u32::try_from(name).is_ok());
-        if let Some((addr, name)) = found {
+        if let Some((addr, name)) = found.filter(|&(_, name)| u32::try_from(name).is_ok()) {
             if bytes[name..].starts_with(b"_stext")
                 && bytes.get(name + 6).map_or(true, u8::is_ascii_whitespace)
             {
@@ -223,6 +228,25 @@ fn lines(text: &[u8], range: std::ops::Range<usize>) -> (Vec<(u64, u32)>, Option
         start = end + 1;
     }
     (entries, stext)
+}
+
+/// The line at `start` if it has the usual shape with all sixteen digits (a 64-bit kernel's
+/// every line): its entry as [`entry`] makes it, and where it ends. Read in place, its end
+/// looked for only past the fixed part: the table's parse is most of what an `explain` of a
+/// trace.dat waits for before its first event.
+#[inline(always)]
+fn usual(bytes: &[u8], start: usize) -> Option<(Option<(u64, usize)>, usize)> {
+    let head: &[u8; 20] = bytes[start..].first_chunk()?;
+    let shaped = head[16] == b' '
+        && head[18] == b' '
+        && !head[17].is_ascii_whitespace()
+        && !head[19].is_ascii_whitespace();
+    if !shaped {
+        return None;
+    }
+    let addr = hex::sixteen(head.first_chunk()?)?;
+    let end = memchr::memchr(b'\n', &bytes[start + 20..]).map_or(bytes.len(), |e| start + 20 + e);
+    Some(((addr != 0).then_some((addr, start + 19)), end))
 }
 
 /// The address of one line and where its name starts; `None` for a line that names nothing
@@ -321,6 +345,33 @@ mod tests {
             s.lookup(0xffffffff81002000).map(|s| s.name),
             Some("good".into())
         );
+    }
+
+    /// Lines read in place and lines split into words give the entries the line says: short
+    /// addresses, tabs, a 17th digit, no name, the address 0, a last line with no newline.
+    #[test]
+    fn every_shape_of_line_gives_its_entry() {
+        let text = b"ffffffff81000000 T _stext\nffffffff81000010 t a\n0000000000000000 A zero\n\
+            c1000020 t short_digits\nffffffff81000030\tt tabbed\tx\nffffffff810000400 t seventeen\n\
+            ffffffff81000050 t\nffffffff81000060 t last";
+        let (entries, stext) = lines(text, 0..text.len());
+        let named: Vec<(u64, &[u8])> = entries
+            .iter()
+            .map(|&(addr, at)| {
+                let rest = &text[at as usize..];
+                let end = rest.iter().position(u8::is_ascii_whitespace);
+                (addr, &rest[..end.unwrap_or(rest.len())])
+            })
+            .collect();
+        let want: [(u64, &[u8]); 5] = [
+            (0xffffffff81000000, b"_stext"),
+            (0xffffffff81000010, b"a"),
+            (0xc1000020, b"short_digits"),
+            (0xffffffff81000030, b"tabbed"),
+            (0xffffffff81000060, b"last"),
+        ];
+        assert_eq!(named, want);
+        assert_eq!(stext, Some(0xffffffff81000000));
     }
 
     #[test]
