@@ -8,7 +8,7 @@ use super::bytes::{Cursor, Fault, Parsed};
 use super::cmdlines::Cmdlines;
 use super::event_format::EventFormat;
 use super::file_header::FileHeader;
-use super::format_table::FormatTable;
+use super::format_table::{FormatTable, Text};
 use super::kallsyms::Symbols;
 use super::latency_text::TextPlace;
 use super::options::{id, Buffer, CpuData, Options};
@@ -23,7 +23,7 @@ const MAX_FORMATS: u32 = 1 << 16;
 pub struct Metadata<'f> {
     pub header: FileHeader,
     pub layout: PageLayout,
-    pub formats: FormatTable,
+    pub formats: FormatTable<'f>,
     pub symbols: Symbols<'f>,
     pub printk: PrintkFormats,
     pub cmdlines: Cmdlines,
@@ -189,8 +189,9 @@ impl<'f> Metadata<'f> {
     /// What version 6 and perf's tracing data both start with, in this order.
     fn schemas(&mut self, c: &mut Cursor<'f>) -> Parsed<()> {
         self.header_info(c)?;
-        self.ftrace_formats(c)?;
-        self.event_formats(c)?;
+        let mut add = |system: &str, text| self.add_format(system, Text::File(text));
+        ftrace_formats(c, &mut add)?;
+        event_formats(c, &mut add)?;
         self.kallsyms(c)?;
         self.printk(c)
     }
@@ -220,14 +221,18 @@ impl<'f> Metadata<'f> {
             self.notes
                 .push("no page header section: assuming the standard page layout".into());
         }
+        let formats: [(u16, &str, FormatsReader); 2] = [
+            (id::FTRACE_EVENTS, "ftrace formats", ftrace_formats),
+            (id::EVENT_FORMATS, "event formats", event_formats),
+        ];
+        for (option, what, read) in formats {
+            if let Some(at) = get(option) {
+                let (d, base) = self.section(bytes, at, what)?;
+                self.formats_in(d, base, read)?;
+            }
+        }
         type Reader<'f> = fn(&mut Metadata<'f>, &mut Cursor<'_>) -> Parsed<()>;
-        let readers: [(u16, &str, Reader<'f>); 4] = [
-            (
-                id::FTRACE_EVENTS,
-                "ftrace formats",
-                Metadata::ftrace_formats,
-            ),
-            (id::EVENT_FORMATS, "event formats", Metadata::event_formats),
+        let readers: [(u16, &str, Reader<'f>); 2] = [
             (id::PRINTK, "printk formats", Metadata::printk),
             (id::CMDLINES, "saved cmdlines", Metadata::cmdlines),
         ];
@@ -315,29 +320,35 @@ impl<'f> Metadata<'f> {
         Ok(())
     }
 
-    fn ftrace_formats(&mut self, c: &mut Cursor<'_>) -> Parsed<()> {
-        let n = count(c, "ftrace format count")?;
-        for _ in 0..n {
-            let text = c.sized(8, "ftrace format")?;
-            self.add_format("ftrace", text);
-        }
-        Ok(())
-    }
-
-    fn event_formats(&mut self, c: &mut Cursor<'_>) -> Parsed<()> {
-        let systems = count(c, "event system count")?;
-        for _ in 0..systems {
-            let system = c.cstr("event system name")?.into_owned();
-            let n = count(c, "event format count")?;
-            for _ in 0..n {
-                let text = c.sized(8, "event format")?;
-                self.add_format(&system, text);
+    /// Stores the formats of a version 7 section: where they lie in the file, or in the
+    /// decompressed section, which the table then keeps.
+    fn formats_in(&mut self, section: Cow<'f, [u8]>, base: u64, read: FormatsReader) -> Parsed<()> {
+        let endian = self.header.endian;
+        let section = match section {
+            Cow::Borrowed(bytes) => {
+                let mut add = |system: &str, text| self.add_format(system, Text::File(text));
+                return read(&mut Cursor::new(bytes, base, endian), &mut add);
             }
+            Cow::Owned(section) => section,
+        };
+        let mut found = Vec::new();
+        read(
+            &mut Cursor::new(&section, base, endian),
+            &mut |system, text| {
+                // Each text is a slice of `section`: where it starts is how far its bytes are from
+                // the section's first.
+                let start = text.as_ptr() as usize - section.as_ptr() as usize;
+                found.push((system.to_owned(), start..start + text.len()));
+            },
+        )?;
+        let section = self.formats.keep(section);
+        for (system, range) in found {
+            self.add_format(&system, Text::Kept { section, range });
         }
         Ok(())
     }
 
-    fn add_format(&mut self, system: &str, text: &[u8]) {
+    fn add_format(&mut self, system: &str, text: Text<'f>) {
         if let Err(e) = self.formats.add(system, text) {
             self.notes
                 .push(format!("event format in system {system} skipped: {e}"));
@@ -362,6 +373,31 @@ impl<'f> Metadata<'f> {
     pub fn format(&self, id: u16) -> Option<&EventFormat> {
         self.formats.get(id)
     }
+}
+
+/// Reads a section of formats, handing each one's system and text to the callback.
+type FormatsReader = for<'a> fn(&mut Cursor<'a>, &mut dyn FnMut(&str, &'a [u8])) -> Parsed<()>;
+
+/// The formats of ftrace's own events (`function`, `print`...), system `ftrace`.
+fn ftrace_formats<'a>(c: &mut Cursor<'a>, add: &mut dyn FnMut(&str, &'a [u8])) -> Parsed<()> {
+    let n = count(c, "ftrace format count")?;
+    for _ in 0..n {
+        add("ftrace", c.sized(8, "ftrace format")?);
+    }
+    Ok(())
+}
+
+/// The formats of the other events, system by system.
+fn event_formats<'a>(c: &mut Cursor<'a>, add: &mut dyn FnMut(&str, &'a [u8])) -> Parsed<()> {
+    let systems = count(c, "event system count")?;
+    for _ in 0..systems {
+        let system = c.cstr("event system name")?.into_owned();
+        let n = count(c, "event format count")?;
+        for _ in 0..n {
+            add(&system, c.sized(8, "event format")?);
+        }
+    }
+    Ok(())
 }
 
 fn expect(c: &mut Cursor<'_>, tag: &[u8]) -> Parsed<()> {
