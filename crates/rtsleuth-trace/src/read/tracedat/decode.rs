@@ -21,8 +21,10 @@ use std::borrow::Cow;
 const MAX_CALLBACKS: usize = 4096;
 
 /// What to do with the records of one event id, decided once.
-#[derive(Clone, Default)]
-struct Plan {
+#[derive(Clone)]
+struct Plan<'m> {
+    /// The id's format, kept here so that a record finds it with the plan.
+    format: &'m EventFormat,
     /// The sink wants the event typed, and it has a typing.
     typed: bool,
     /// Typed straight from the binary fields.
@@ -51,10 +53,10 @@ enum Print {
     Unnamed,
 }
 
-impl Plan {
+impl<'m> Plan<'m> {
     /// The plan for the records of `format`, for a sink that wants `decode`.
     #[inline(never)]
-    fn of(format: &EventFormat, decode: Decode) -> Plan {
+    fn of(format: &'m EventFormat, decode: Decode) -> Plan<'m> {
         let name: &str = &format.name;
         let fast = Typed::for_format(format);
         let slow = payload::decoder(name).filter(|_| fast.is_none());
@@ -69,6 +71,7 @@ impl Plan {
             false => Print::Never,
         };
         Plan {
+            format,
             typed,
             fast,
             slow,
@@ -165,7 +168,7 @@ pub struct Planner<'m> {
     meta: &'m Metadata<'m>,
     decode: Decode,
     /// By event id, made when the first record of the id is met.
-    plans: Vec<Option<Plan>>,
+    plans: Vec<Option<Plan<'m>>>,
     cx: render::Context<'m>,
     /// The name of each callback address met, as `%ps` prints it, where the symbol table
     /// holds it so (few timers, many records each).
@@ -204,18 +207,14 @@ impl<'m> Planner<'m> {
             return None;
         };
         let id = id as u16;
-        let Some(format) = self.meta.format(id) else {
-            *self.unknown_ids.entry(id).or_default() += 1;
-            return None;
-        };
         // Planned once per id; the planning stays out of line, so that this per-record path
         // is a test rather than a call.
-        let slot = &mut self.plans[usize::from(id)];
-        if slot.is_none() {
-            *slot = Some(Plan::of(format, self.decode));
-        }
-        if slot.as_ref().expect("planned above").print != Print::Never {
-            self.print(id, format, data, text);
+        let print = match self.plans.get(usize::from(id)) {
+            Some(Some(plan)) => plan.print,
+            _ => self.plan(id)?,
+        };
+        if print != Print::Never {
+            self.print(id, data, text);
         }
         Some(Prepared {
             id,
@@ -223,11 +222,26 @@ impl<'m> Planner<'m> {
         })
     }
 
+    /// Plans the records of `id` and says whether they are printed; `None` (and counted) when
+    /// the file has no format for it.
+    #[cold]
+    fn plan(&mut self, id: u16) -> Option<Print> {
+        let Some(format) = self.meta.format(id) else {
+            *self.unknown_ids.entry(id).or_default() += 1;
+            return None;
+        };
+        let plan = Plan::of(format, self.decode);
+        let print = plan.print;
+        self.plans[usize::from(id)] = Some(plan);
+        Some(print)
+    }
+
     /// Prints the record's payload, unless its plan prints only unnamed callbacks and the
     /// record's is named. Out of line: most records print nothing.
     #[inline(never)]
-    fn print(&mut self, id: u16, format: &EventFormat, data: &[u8], text: &mut String) {
+    fn print(&mut self, id: u16, data: &[u8], text: &mut String) {
         let plan = self.plans[usize::from(id)].as_ref().expect("planned");
+        let format = plan.format;
         if let (Print::Unnamed, Some(t)) = (plan.print, &plan.timer) {
             if !t.names_callback() {
                 return;
@@ -281,9 +295,9 @@ impl<'m> Planner<'m> {
     where
         'm: 'a,
     {
-        let meta: &'m Metadata<'m> = self.meta;
+        let format: &'m EventFormat = self.plans[usize::from(p.id)].as_ref()?.format;
         Some(Decoded {
-            name: &meta.format(p.id)?.name,
+            name: &format.name,
             pid: p.pid,
             flags: flags(data[2], data[3]),
             payload: text,
