@@ -239,7 +239,9 @@ struct Common {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli) {
+    let done = run(cli);
+    alloc::exiting();
+    match done {
         Ok(code) => code,
         Err(e) => {
             // A closed pipe (`rtsleuth ... | head`) is not an error worth a message.
