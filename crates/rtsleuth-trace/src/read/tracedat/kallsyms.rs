@@ -237,16 +237,10 @@ fn lines(text: &[u8], range: std::ops::Range<usize>) -> (Vec<(u64, u32)>, Option
 #[inline(always)]
 fn usual(bytes: &[u8], start: usize) -> Option<(Option<(u64, usize)>, usize)> {
     let head: &[u8; 20] = bytes[start..].first_chunk()?;
-    let shaped = head[16] == b' '
-        && head[18] == b' '
-        && !head[17].is_ascii_whitespace()
-        && !head[19].is_ascii_whitespace();
-    if !shaped {
-        return None;
-    }
     let addr = hex::sixteen(head.first_chunk()?)?;
+    let found = in_place(head, start, addr, 16)?;
     let end = memchr::memchr(b'\n', &bytes[start + 20..]).map_or(bytes.len(), |e| start + 20 + e);
-    Some(((addr != 0).then_some((addr, start + 19)), end))
+    Some((found, end))
 }
 
 /// The address of one line and where its name starts; `None` for a line that names nothing
@@ -256,16 +250,21 @@ fn entry(text: &[u8], line: std::ops::Range<usize>) -> Option<(u64, usize)> {
     let b = &text[line.clone()];
     // A 17th digit leaves no blank after the 16 read, so the line is split below.
     let (addr, digits) = hex::leading(b);
+    in_place(b, line.start, addr, digits).unwrap_or_else(|| split_entry(text, line))
+}
+
+/// The entry of `line` (at `start` in the text), which begins with `digits` hex digits worth
+/// `addr`, if it goes on as the usual line does: one blank each side of the type letter, then
+/// the name. `None` for a line of another shape; `Some(None)` for the address 0.
+#[inline(always)]
+fn in_place(line: &[u8], start: usize, addr: u64, digits: usize) -> Option<Option<(u64, usize)>> {
     let usual = digits > 0
-        && b.len() > digits + 3
-        && b[digits] == b' '
-        && !b[digits + 1].is_ascii_whitespace()
-        && b[digits + 2] == b' '
-        && !b[digits + 3].is_ascii_whitespace();
-    if !usual {
-        return split_entry(text, line);
-    }
-    (addr != 0).then_some((addr, line.start + digits + 3))
+        && line.len() > digits + 3
+        && line[digits] == b' '
+        && !line[digits + 1].is_ascii_whitespace()
+        && line[digits + 2] == b' '
+        && !line[digits + 3].is_ascii_whitespace();
+    usual.then(|| (addr != 0).then_some((addr, start + digits + 3)))
 }
 
 /// [`entry`] for a line of any other shape: its first three words.
